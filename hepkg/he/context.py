@@ -1,0 +1,553 @@
+"""The backend protocol: one Context interface over every HE library.
+
+A backend subclasses :class:`Context` and implements the small ``_raw`` hooks listed at
+the end of the class; everything users see (validation, key policy, depth and level
+tracking, operation accounting, serialization framing, roles) lives here once, so an
+algorithm written against :class:`Context` runs unchanged on every backend.
+
+Conventions: ``rotate(ct, k)`` is a *left* rotation by k. BFV/BGV slots form two rows of
+N/2 that rotate independently (``swap_columns`` exchanges them); CKKS has N/2 slots.
+Operations never modify their inputs.
+"""
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Iterable
+
+import numpy as np
+
+from . import envelope
+from .counting import OpCounter
+from .errors import (ContextMismatch, CorruptedData, DepthExhausted, EncodingError, MissingKeyError,
+                     NoiseBudgetExhausted, SchemeError, SecretKeyRequired)
+from .keys import RotationKeys
+from .params import ParamSet, get_params
+
+
+class Plaintext:
+    """An encoded plaintext bound to one context (and, for CKKS, one level)."""
+
+    __slots__ = ("raw", "key_id", "level")
+
+    def __init__(self, raw, key_id: str, level: int = 0):
+        self.raw, self.key_id, self.level = raw, key_id, level
+
+
+class Ciphertext:
+    """A ciphertext plus what hepkg tracks about it.
+
+    ``depth``: multiplicative depth consumed; ``level``: moduli dropped (rescale or
+    modulus switch); ``size``: 2, or 3 after a product that is not yet relinearized;
+    ``pending``: CKKS product whose rescale was deferred.
+    """
+
+    __slots__ = ("raw", "ctx", "depth", "level", "size", "pending")
+
+    def __init__(self, raw, ctx: "Context", depth=0, level=0, size=2, pending=False):
+        self.raw, self.ctx = raw, ctx
+        self.depth, self.level, self.size, self.pending = depth, level, size, pending
+
+    @property
+    def key_id(self) -> str:
+        return self.ctx.key_id
+
+    def __add__(self, other):
+        return self.ctx.add(self, other)
+
+    def __sub__(self, other):
+        return self.ctx.sub(self, other)
+
+    def __mul__(self, other):
+        return self.ctx.mul(self, other)
+
+    def __neg__(self):
+        return self.ctx.negate(self)
+
+    def __repr__(self) -> str:
+        return (f"Ciphertext({self.ctx.backend}/{self.ctx.scheme}, depth={self.depth}, level={self.level}, "
+                f"size={self.size}{', pending rescale' if self.pending else ''})")
+
+
+class Context(ABC):
+    """An HE context: parameters, keys, and the operations of the backend protocol.
+
+    Build one with :func:`hepkg.he.context`. A context made by key generation holds the
+    secret key; :meth:`public` returns the evaluation-only context a server gets (public,
+    relinearization and Galois keys, no secret key), rebuilt from its bytes.
+    """
+
+    backend = "?"
+    schemes: tuple[str, ...] = ()
+    #: True where the library reports the BFV noise budget; decryption then checks it,
+    #: elsewhere BFV depth is enforced against the parameter set instead.
+    has_noise_budget = False
+
+    def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
+                 swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b""):
+        self.params = get_params(params)
+        if self.params.scheme not in self.schemes:
+            raise SchemeError(f"backend '{self.backend}' does not support {self.params.scheme.upper()} "
+                              f"(supports {', '.join(s.upper() for s in self.schemes)})")
+        self.params.require_secure(insecure)
+        self.insecure = bool(insecure)
+        self.scheme = self.params.scheme
+        self.slots = self.params.slots
+        self.period = self.params.n // 2  # rotation period: a BFV row, or all CKKS slots
+        self.counter = OpCounter()
+        if _meta is None:
+            self.keys = RotationKeys(policy, rotations, self.period)
+            self.swap_key = bool(swap) and self.is_integer
+            self.key_id = os.urandom(16).hex()
+            self.has_secret = True
+            self._keygen()
+        else:
+            self.keys = RotationKeys("exact", _meta["steps"], self.period)
+            self.keys.policy = _meta["policy"]
+            self.swap_key = _meta["swap"]
+            self.key_id = _meta["key_id"]
+            self.has_secret = False
+            self._load_public(_payload)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def is_integer(self) -> bool:
+        return self.scheme in ("bfv", "bgv")
+
+    @property
+    def plain_modulus(self) -> int | None:
+        return self.params.plain_modulus
+
+    @property
+    def counts(self):
+        """Running operation counts of this context (see :class:`OpCounts`)."""
+        return self.counter.total
+
+    def counting(self):
+        """Context manager scoping counts: ``with ctx.counting() as ops: ...``."""
+        return self.counter.region()
+
+    def __repr__(self) -> str:
+        role = "secret" if self.has_secret else "public"
+        return (f"<{type(self).__name__} {self.params.name} {self.scheme.upper()} N={self.params.n} "
+                f"{role}, {len(self.keys)} rotation keys ({self.keys.policy})>")
+
+    # ------------------------------------------------------------------ encoding
+    def _values(self, values, allow_scalar: bool) -> np.ndarray:
+        """Validate user values and return them padded to the slot count."""
+        arr = np.asarray(values)
+        if arr.ndim == 0:
+            if not allow_scalar:
+                raise EncodingError("expected a 1-D vector of values, got a scalar")
+            arr = np.full(self.slots, arr.item())
+        if arr.ndim != 1:
+            raise EncodingError(f"expected a 1-D vector, got shape {arr.shape}")
+        if arr.size > self.slots:
+            raise EncodingError(f"vector of length {arr.size} exceeds the {self.slots} slots of "
+                                f"{self.params.name} (N={self.params.n})")
+        return self._check_integer(arr) if self.is_integer else self._check_real(arr)
+
+    def _check_integer(self, arr: np.ndarray) -> np.ndarray:
+        t = self.plain_modulus
+        if arr.dtype == object:
+            if not all(isinstance(v, (int, np.integer)) for v in arr):
+                raise EncodingError(f"{self.scheme.upper()} encodes integers; got non-integer objects")
+            lo, hi = (min(arr), max(arr)) if arr.size else (0, 0)
+        elif arr.dtype.kind in "iub":
+            lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+        else:
+            raise EncodingError(f"{self.scheme.upper()} encodes integers; got dtype {arr.dtype}. "
+                                f"Round explicitly or use a fixed-point encoding with a scale")
+        if lo < -(t // 2) or hi >= t:
+            raise EncodingError(f"values in [{lo}, {hi}] are outside the plaintext range "
+                                f"[-{t // 2}, {t - 1}] of t={t}")
+        out = np.zeros(self.slots, dtype=np.int64)
+        out[:arr.size] = np.asarray(arr, dtype=np.int64) % t
+        return out
+
+    def _check_real(self, arr: np.ndarray) -> np.ndarray:
+        if arr.dtype.kind not in "iubfc":
+            raise EncodingError(f"CKKS encodes real or complex numbers; got dtype {arr.dtype}")
+        if arr.size and not np.all(np.isfinite(arr)):
+            raise EncodingError("CKKS cannot encode NaN or infinite values")
+        bound = 2.0 ** (self.params.qi_bits[0] - self.params.scale_bits - 1)
+        if arr.size and np.max(np.abs(arr)) >= bound:
+            raise EncodingError(f"|value| up to {np.max(np.abs(arr)):g} overflows CKKS: must stay below "
+                                f"2^{self.params.qi_bits[0] - self.params.scale_bits - 1} for scale "
+                                f"2^{self.params.scale_bits} and a {self.params.qi_bits[0]}-bit first prime")
+        out = np.zeros(self.slots, dtype=np.complex128 if arr.dtype.kind == "c" else np.float64)
+        out[:arr.size] = arr
+        return out
+
+    def encode(self, values, *, level: int = 0) -> Plaintext:
+        """Encode a vector (at most ``slots`` values; padded with zeros) as a plaintext."""
+        self.counter.add("encode")
+        return Plaintext(self._encode(self._values(values, allow_scalar=True), level), self.key_id, level)
+
+    # ------------------------------------------------------------------ encrypt/decrypt
+    def encrypt(self, values) -> Ciphertext:
+        """Encrypt a vector (or a :class:`Plaintext` of this context)."""
+        pt = values if isinstance(values, Plaintext) else None
+        if pt is None:
+            pt = Plaintext(self._encode(self._values(values, allow_scalar=False), 0), self.key_id)
+            self.counter.add("encode")
+        else:
+            self._check_plain(pt)
+        self.counter.add("encrypt")
+        return Ciphertext(self._encrypt(pt.raw), self, level=pt.level)
+
+    def decrypt(self, ct: Ciphertext, n: int | None = None, *, signed: bool = True,
+                complex: bool = False) -> np.ndarray:
+        """Decrypt to a numpy vector of the first ``n`` slots (all by default).
+
+        BFV/BGV: integers mod t, centered in (-t/2, t/2] when ``signed`` else in [0, t).
+        CKKS: float64 (complex128 with ``complex=True``).
+        """
+        self._check(ct)
+        if not self.has_secret:
+            raise SecretKeyRequired("this is a public (evaluation) context: it holds no secret key and cannot decrypt")
+        if self.is_integer and self.has_noise_budget and self._noise_budget(ct.raw) <= 0:
+            raise NoiseBudgetExhausted(f"noise budget exhausted (depth {ct.depth}): decryption would be wrong; "
+                                       f"use a larger modulus or fewer multiplications")
+        self.counter.add("decrypt")
+        out = self._decrypt(ct.raw)[: self.slots if n is None else n]
+        if self.is_integer:
+            t = self.plain_modulus
+            out = np.asarray(out, dtype=np.int64) % t
+            if signed:
+                out[out > t // 2] -= t
+            return out
+        out = np.asarray(out, dtype=np.complex128)
+        return out if complex else out.real.copy()
+
+    # ------------------------------------------------------------------ checks
+    def _check(self, ct) -> None:
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct.ctx is not self and ct.ctx.key_id != self.key_id:
+            raise ContextMismatch(f"ciphertext belongs to another context (keys {ct.ctx.key_id[:8]}, "
+                                  f"{ct.ctx.backend}/{ct.ctx.params.name}); this one is keys {self.key_id[:8]}, "
+                                  f"{self.backend}/{self.params.name}")
+        if ct.ctx.backend != self.backend:
+            raise ContextMismatch(f"ciphertext from backend '{ct.ctx.backend}' used on backend '{self.backend}'")
+
+    def _check_plain(self, pt: Plaintext) -> None:
+        if pt.key_id != self.key_id:
+            raise ContextMismatch("plaintext was encoded by another context")
+
+    def _linear(self, ct: Ciphertext, what: str) -> None:
+        if ct.size != 2:
+            raise SchemeError(f"{what} needs a relinearized ciphertext (this one has {ct.size} components): "
+                              f"call relinearize() first")
+
+    def _ready(self, ct: Ciphertext) -> Ciphertext:
+        """A CKKS operand with its deferred rescale applied (counted), else ``ct``."""
+        return self.rescale(ct) if ct.pending else ct
+
+    def _derive(self, raw, *srcs, depth=None, level=None, size=2, pending=False) -> Ciphertext:
+        depth = max(s.depth for s in srcs) if depth is None else depth
+        level = max(s.level for s in srcs) if level is None else level
+        self.counter.reached_depth(depth)
+        return Ciphertext(raw, self, depth=depth, level=level, size=size, pending=pending)
+
+    def _plain_for(self, ct: Ciphertext, p) -> Plaintext:
+        if isinstance(p, Plaintext):
+            self._check_plain(p)
+            return p
+        return self.encode(p, level=ct.level)
+
+    # ------------------------------------------------------------------ arithmetic
+    def add(self, a: Ciphertext, b) -> Ciphertext:
+        """a + b for a ciphertext and a ciphertext, plaintext, vector or scalar."""
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            if a.pending != b.pending:
+                a, b = self._ready(a), self._ready(b)
+            self.counter.add("add")
+            return self._derive(self._add(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
+        a = self._ready(a)
+        pt = self._plain_for(a, b)
+        self.counter.add("add_pt")
+        return self._derive(self._add_plain(a.raw, pt.raw), a, size=a.size)
+
+    def sub(self, a: Ciphertext, b) -> Ciphertext:
+        """a - b for a ciphertext and a ciphertext, plaintext, vector or scalar."""
+        self._check(a)
+        if isinstance(b, Ciphertext):
+            self._check(b)
+            if a.pending != b.pending:
+                a, b = self._ready(a), self._ready(b)
+            self.counter.add("sub")
+            return self._derive(self._sub(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
+        a = self._ready(a)
+        pt = self._plain_for(a, b)
+        self.counter.add("add_pt")
+        return self._derive(self._sub_plain(a.raw, pt.raw), a, size=a.size)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        self.counter.add("negate")
+        return self._derive(self._negate(a.raw), a, size=a.size, pending=a.pending)
+
+    def _next_depth(self, *cts: Ciphertext) -> tuple[int, int]:
+        """(depth, level) after one more multiplication, or DepthExhausted."""
+        depth = max(c.depth for c in cts) + 1
+        level = max(c.level for c in cts)
+        if self.scheme == "ckks":
+            if level + 1 > self.params.depth:
+                raise DepthExhausted(f"multiplication needs a level but the ciphertext is at level {level} of "
+                                     f"{self.params.depth} ({self.params.name}): multiplicative depth exhausted")
+        elif not self.has_noise_budget and depth > self.params.depth:
+            raise DepthExhausted(f"multiplication would reach depth {depth}, beyond the {self.params.depth} "
+                                 f"that {self.params.name} supports on backend '{self.backend}'")
+        return depth, level
+
+    def mul(self, a: Ciphertext, b, *, relin: bool = True, rescale: bool = True) -> Ciphertext:
+        """a * b. Ciphertext x ciphertext; relinearize now or defer (``relin=False``).
+
+        A plaintext, vector or scalar ``b`` gives a ciphertext-plaintext product. CKKS
+        products are rescaled at once unless ``rescale=False`` (then the rescale is applied
+        before the next operation that needs it, or explicitly by :meth:`rescale`).
+        """
+        self._check(a)
+        if not isinstance(b, Ciphertext):
+            return self.mul_plain(a, b, rescale=rescale)
+        self._check(b)
+        a, b = self._ready(a), self._ready(b)
+        self._linear(a, "multiplication")
+        self._linear(b, "multiplication")
+        depth, level = self._next_depth(a, b)
+        self.counter.add("mul_ct")
+        out = self._derive(self._mul(a.raw, b.raw), a, b, depth=depth, level=level, size=3,
+                           pending=self.scheme == "ckks")
+        if relin:
+            out = self.relinearize(out)
+        return self.rescale(out) if rescale and out.pending else out
+
+    def mul_plain(self, a: Ciphertext, p, *, rescale: bool = True) -> Ciphertext:
+        """a * p for a plaintext, vector or scalar p."""
+        self._check(a)
+        a = self._ready(a)
+        depth, level = self._next_depth(a)
+        pt = self._plain_for(a, p)
+        self.counter.add("mul_pt")
+        out = self._derive(self._mul_plain(a.raw, pt.raw), a, depth=depth, level=level, size=a.size,
+                           pending=self.scheme == "ckks")
+        return self.rescale(out) if rescale and out.pending else out
+
+    def relinearize(self, a: Ciphertext) -> Ciphertext:
+        self._check(a)
+        if a.size == 2:
+            return a
+        self.counter.add("relinearize")
+        self.counter.add("keyswitch")
+        return self._derive(self._relin(a.raw), a, size=2, pending=a.pending)
+
+    def rescale(self, a: Ciphertext) -> Ciphertext:
+        """CKKS: divide by the last prime after a product (consumes one level)."""
+        self._check(a)
+        if self.scheme != "ckks":
+            raise SchemeError(f"{self.scheme.upper()} has no rescale; use mod_switch() to drop a modulus")
+        if not a.pending:
+            return a
+        self.counter.add("rescale")
+        return self._derive(self._rescale(a.raw), a, level=a.level + 1, size=a.size)
+
+    def mod_switch(self, a: Ciphertext) -> Ciphertext:
+        """Drop the last prime without scaling the message (BFV modulus switch, CKKS level drop)."""
+        self._check(a)
+        a = self._ready(a)
+        limit = len(self.params.qi_bits) - 2  # keep at least one data prime
+        if a.level + 1 > limit:
+            raise DepthExhausted(f"no modulus left to drop: ciphertext at level {a.level} of {limit}")
+        self.counter.add("mod_switch")
+        return self._derive(self._mod_switch(a.raw), a, level=a.level + 1, size=a.size)
+
+    def drop_level(self, a: Ciphertext, levels: int = 1) -> Ciphertext:
+        for _ in range(levels):
+            a = self.mod_switch(a)
+        return a
+
+    # ------------------------------------------------------------------ rotations
+    def rotate(self, a: Ciphertext, k: int) -> Ciphertext:
+        """Left rotation by k slots (each BFV row rotates on its own)."""
+        self._check(a)
+        a = self._ready(a)
+        self._linear(a, "rotation")
+        plan = self.keys.plan(int(k))
+        if not plan:
+            return a
+        raw = a.raw
+        for step in plan:
+            raw = self._rotate(raw, step)
+        self.counter.add("rotate")
+        self.counter.add("keyswitch", len(plan))
+        return self._derive(raw, a)
+
+    def rotate_many(self, a: Ciphertext, steps: Iterable[int]) -> dict[int, Ciphertext]:
+        """Rotations of one ciphertext by several steps, sharing one hoisted decomposition.
+
+        Steps with a key of their own go through the backend's hoisted path (native on
+        OpenFHE, a loop elsewhere); composed ``pow2`` rotations fall back to :meth:`rotate`.
+        """
+        self._check(a)
+        a = self._ready(a)
+        self._linear(a, "rotation")
+        steps = list(dict.fromkeys(int(s) for s in steps))
+        direct = [s for s in steps if s % self.period and s % self.period in self.keys.steps]
+        out = {s: a for s in steps if s % self.period == 0}
+        if direct:
+            raws = self._rotate_hoisted(a.raw, [s % self.period for s in direct])
+            self.counter.add("hoisted_precompute")
+            self.counter.add("rotate", len(direct))
+            self.counter.add("keyswitch", len(direct))
+            out.update({s: self._derive(r, a) for s, r in zip(direct, raws)})
+        for s in steps:
+            if s not in out:
+                out[s] = self.rotate(a, s)
+        return {s: out[s] for s in steps}
+
+    def swap_columns(self, a: Ciphertext) -> Ciphertext:
+        """BFV/BGV: exchange the two rows of N/2 slots."""
+        self._check(a)
+        if not self.is_integer:
+            raise SchemeError("column swap exists only for BFV/BGV (CKKS has one row of slots)")
+        if not self.swap_key:
+            raise MissingKeyError("no Galois key for the column swap: build the context with swap=True")
+        self._linear(a, "column swap")
+        self.counter.add("swap")
+        self.counter.add("keyswitch")
+        return self._derive(self._swap(a.raw), a)
+
+    def sum_slots(self, a: Ciphertext) -> Ciphertext:
+        """Every slot receives the sum of all slots (BFV: both rows, needs the swap key)."""
+        from hepkg.linalg.rotsum import rotate_and_sum
+        out = rotate_and_sum(self, a, self.period)
+        return self.add(out, self.swap_columns(out)) if self.is_integer else out
+
+    # ------------------------------------------------------------------ noise, sizes
+    def noise_budget(self, a: Ciphertext) -> int | None:
+        """Remaining BFV noise budget in bits (None where the library does not expose it)."""
+        self._check(a)
+        if not (self.is_integer and self.has_noise_budget):
+            return None
+        if not self.has_secret:
+            raise SecretKeyRequired("the noise budget is measured with the secret key")
+        return int(self._noise_budget(a.raw))
+
+    def nbytes(self, obj: Ciphertext) -> int:
+        """Serialized size in bytes."""
+        return len(self.serialize(obj))
+
+    def key_sizes(self) -> dict[str, int]:
+        """Bytes of the key material: public, relinearization, Galois (rotation + swap) keys."""
+        sizes = self._key_sizes()
+        sizes["rotation_keys"] = len(self.keys) + int(self.swap_key)
+        return sizes
+
+    # ------------------------------------------------------------------ serialization & roles
+    def serialize(self, ct: Ciphertext) -> bytes:
+        """Bytes of a ciphertext (hepkg envelope around the library's own format)."""
+        self._check(ct)
+        self._linear(ct, "serialization")
+        meta = dict(backend=self.backend, params=self.params.name, key_id=self.key_id, depth=ct.depth,
+                    level=ct.level, pending=ct.pending)
+        return envelope.pack("ciphertext", meta, self._ser(ct.raw))
+
+    def deserialize(self, data: bytes) -> Ciphertext:
+        meta, payload = envelope.unpack(data, "ciphertext")
+        if meta["key_id"] != self.key_id or meta["backend"] != self.backend:
+            raise ContextMismatch(f"ciphertext was made under another context ({meta['backend']}/"
+                                  f"{meta['params']}, keys {meta['key_id'][:8]}); this is {self.backend}/"
+                                  f"{self.params.name}, keys {self.key_id[:8]}")
+        try:
+            raw = self._deser(payload)
+        except Exception as exc:  # the library's own parse error
+            raise CorruptedData(f"{self.backend} could not parse the ciphertext: {exc}") from exc
+        return Ciphertext(raw, self, depth=meta["depth"], level=meta["level"], pending=meta["pending"])
+
+    def to_bytes(self) -> bytes:
+        """The public part (parameters, public and evaluation keys; never the secret key)."""
+        meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
+                    steps=sorted(self.keys.steps), swap=self.swap_key, key_id=self.key_id,
+                    insecure=self.insecure)
+        return envelope.pack("context", meta, self._public_payload())
+
+    def public(self) -> "Context":
+        """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`."""
+        from .registry import load_context
+        return load_context(self.to_bytes())
+
+    # ------------------------------------------------------------------ backend hooks
+    # Raw objects are the library's own. Steps passed to _rotate are normalized to
+    # [1, period) and always have a key. No hook may modify its inputs.
+    @abstractmethod
+    def _keygen(self): ...
+
+    @abstractmethod
+    def _load_public(self, payload: bytes): ...
+
+    @abstractmethod
+    def _public_payload(self) -> bytes: ...
+
+    @abstractmethod
+    def _encode(self, values: np.ndarray, level: int): ...
+
+    @abstractmethod
+    def _encrypt(self, pt): ...
+
+    @abstractmethod
+    def _decrypt(self, ct) -> np.ndarray: ...
+
+    @abstractmethod
+    def _add(self, x, y): ...
+
+    @abstractmethod
+    def _sub(self, x, y): ...
+
+    @abstractmethod
+    def _add_plain(self, x, p): ...
+
+    @abstractmethod
+    def _sub_plain(self, x, p): ...
+
+    @abstractmethod
+    def _negate(self, x): ...
+
+    @abstractmethod
+    def _mul(self, x, y): ...
+
+    @abstractmethod
+    def _relin(self, x): ...
+
+    @abstractmethod
+    def _mul_plain(self, x, p): ...
+
+    @abstractmethod
+    def _rotate(self, x, step: int): ...
+
+    @abstractmethod
+    def _swap(self, x): ...
+
+    @abstractmethod
+    def _rescale(self, x): ...
+
+    @abstractmethod
+    def _mod_switch(self, x): ...
+
+    @abstractmethod
+    def _noise_budget(self, x) -> int: ...
+
+    @abstractmethod
+    def _ser(self, x) -> bytes: ...
+
+    @abstractmethod
+    def _deser(self, data: bytes): ...
+
+    @abstractmethod
+    def _key_sizes(self) -> dict[str, int]: ...
+
+    def _rotate_hoisted(self, x, steps: list[int]) -> list:
+        """Several rotations of one ciphertext; a plain loop unless the backend hoists."""
+        return [self._rotate(x, s) for s in steps]

@@ -1,0 +1,53 @@
+"""Exceptions raised by hepkg's HE layer. Each names the problem it reports."""
+
+
+class HEError(Exception):
+    """Base class of every hepkg HE error."""
+
+
+class BackendUnavailable(HEError, ImportError):
+    """The backend's HE library is not installed (the message carries the install hint)."""
+
+
+class ParameterError(HEError, ValueError):
+    """A parameter set is unknown, inconsistent, or unsupported by a backend."""
+
+
+class InsecureParameters(ParameterError):
+    """A parameter set below 128-bit security was requested without insecure=True."""
+
+
+class EncodingError(HEError, ValueError):
+    """Values cannot be encoded: wrong shape or length, dtype, range, NaN/inf."""
+
+
+class SchemeError(HEError, TypeError):
+    """The operation does not exist for this scheme (e.g. column swap on CKKS)."""
+
+
+class MissingKeyError(HEError, LookupError):
+    """An evaluation key (relinearization, rotation, column swap) was not generated."""
+
+
+class MissingRotationKey(MissingKeyError):
+    """A rotation needs a Galois key that the context does not hold."""
+
+
+class SecretKeyRequired(HEError, PermissionError):
+    """Decryption was attempted on a public (evaluation-only) context."""
+
+
+class DepthExhausted(HEError, ArithmeticError):
+    """A multiplication would exceed the multiplicative depth of the parameter set."""
+
+
+class NoiseBudgetExhausted(HEError, ArithmeticError):
+    """A BFV ciphertext's noise budget reached zero: decryption would be wrong."""
+
+
+class ContextMismatch(HEError, ValueError):
+    """Objects from different contexts (keys, backends or parameter sets) were mixed."""
+
+
+class CorruptedData(HEError, ValueError):
+    """Serialized bytes are truncated, altered, or not hepkg data."""

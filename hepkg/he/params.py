@@ -1,0 +1,203 @@
+"""Named HE parameter sets, as data, with their security level per the HE standard.
+
+The security table is the HomomorphicEncryption.org standard (Albrecht et al., 2018,
+Table 1, ternary secret, classical attacks) extended to N = 2^16, 2^17 as OpenFHE does:
+the largest log2(PQ) (ciphertext modulus including key-switching special primes) that
+keeps each security level. Levels are read off the table; a modulus above the 128-bit
+bound gets an estimate interpolated from the table (lambda linear in N / log PQ), which
+is only indicative: papers that ran the lattice estimator record their own figure in
+``note``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .errors import InsecureParameters, ParameterError
+
+#: max log2(PQ) per ring degree for 128, 192 and 256-bit classical security.
+HE_STANDARD = {
+    1024: {128: 27, 192: 19, 256: 14},
+    2048: {128: 54, 192: 37, 256: 29},
+    4096: {128: 109, 192: 75, 256: 58},
+    8192: {128: 218, 192: 152, 256: 118},
+    16384: {128: 438, 192: 305, 256: 237},
+    32768: {128: 881, 192: 611, 256: 476},
+    65536: {128: 1747, 192: 1224, 256: 953},
+    131072: {128: 3523, 192: 2454, 256: 1900},
+}
+
+#: SEAL's default coefficient moduli at 128-bit security (what Pyfhel uses with sec=128).
+SEAL_DEFAULT_QI = {
+    4096: (36, 36, 37),
+    8192: (43, 43, 44, 44, 44),
+    16384: (48, 48, 48, 49, 49, 49, 49, 49, 49),
+    32768: (55,) * 15 + (56,),
+}
+
+
+def security_bits(n: int, log_pq: int) -> float:
+    """Security level (bits) of ring degree ``n`` with a ``log_pq``-bit modulus.
+
+    Returns 256, 192 or 128 when the standard's table guarantees that level, otherwise
+    an interpolated estimate below 128.
+    """
+    if n not in HE_STANDARD:
+        raise ParameterError(f"ring degree {n} is not in the HE standard table (powers of two 1024..131072)")
+    row = HE_STANDARD[n]
+    for level in (256, 192, 128):
+        if log_pq <= row[level]:
+            return float(level)
+    # lambda ~ a * n / log_pq + b, fitted through the 128- and 192-bit points.
+    x128, x192 = n / row[128], n / row[192]
+    slope = 64.0 / (x192 - x128)
+    return round(128.0 + slope * (n / log_pq - x128), 1)
+
+
+@dataclass(frozen=True)
+class ParamSet:
+    """A named HE parameter set.
+
+    ``qi_bits`` are the coefficient-modulus primes' bit sizes, the last one being the
+    key-switching special prime (SEAL's convention). ``depth`` is the multiplicative
+    depth the set supports (BFV: ciphertext-ciphertext products before the noise budget
+    runs out; CKKS: rescalings). ``ks_digits`` is the hybrid key-switching digit count
+    (OpenFHE's dnum), None where the library decides.
+    """
+
+    name: str
+    scheme: str  # 'bfv', 'bgv' or 'ckks'
+    n: int
+    qi_bits: tuple[int, ...]
+    depth: int
+    plain_modulus: int | None = None
+    scale_bits: int | None = None
+    ks_digits: int | None = None
+    special_bits: int = 0  # extra key-switching modulus bits not listed in qi_bits (OpenFHE's P)
+    source: str = ""
+    note: str = ""
+    seal_default_modulus: bool = False  # Pyfhel must be called with sec=128 (qi_sizes ignored)
+    tags: tuple[str, ...] = field(default=())
+
+    def __post_init__(self):
+        if self.scheme not in ("bfv", "bgv", "ckks"):
+            raise ParameterError(f"{self.name}: unknown scheme {self.scheme!r} (bfv, bgv, ckks)")
+        if self.n < 2 or self.n & (self.n - 1):
+            raise ParameterError(f"{self.name}: ring degree {self.n} is not a power of two")
+        if self.scheme in ("bfv", "bgv"):
+            t = self.plain_modulus
+            if not t or t < 2:
+                raise ParameterError(f"{self.name}: {self.scheme.upper()} needs a plaintext modulus >= 2")
+            if (t - 1) % (2 * self.n):
+                raise ParameterError(f"{self.name}: t={t} is not 1 mod 2N={2 * self.n}: no SIMD batching")
+        elif not self.scale_bits:
+            raise ParameterError(f"{self.name}: CKKS needs scale_bits")
+        if self.depth < 0:
+            raise ParameterError(f"{self.name}: negative depth")
+
+    @property
+    def log_q(self) -> int:
+        """Bits of the ciphertext modulus (data primes, without the special prime)."""
+        return sum(self.qi_bits[:-1]) if len(self.qi_bits) > 1 else sum(self.qi_bits)
+
+    @property
+    def log_pq(self) -> int:
+        """Bits of the largest modulus used, special primes included (what security depends on)."""
+        return sum(self.qi_bits) + self.special_bits
+
+    @property
+    def security(self) -> float:
+        return security_bits(self.n, self.log_pq)
+
+    @property
+    def secure(self) -> bool:
+        return self.security >= 128
+
+    @property
+    def slots(self) -> int:
+        """SIMD slots: N for BFV/BGV (two rows of N/2), N/2 complex slots for CKKS."""
+        return self.n if self.scheme in ("bfv", "bgv") else self.n // 2
+
+    def require_secure(self, insecure: bool) -> None:
+        """Raise unless the set reaches 128 bits or the caller accepted ``insecure``."""
+        if not self.secure and not insecure:
+            raise InsecureParameters(
+                f"parameter set {self.name!r} reaches about {self.security:g} bits "
+                f"(N={self.n}, log PQ={self.log_pq}), below 128; pass insecure=True for tests or demos only")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(security=self.security, log_q=self.log_q, log_pq=self.log_pq, slots=self.slots)
+        return d
+
+    def replace(self, **changes) -> "ParamSet":
+        d = {k: v for k, v in asdict(self).items()}
+        d.update(changes)
+        return ParamSet(**d)
+
+
+def _set(**kw) -> ParamSet:
+    return ParamSet(**kw)
+
+
+PARAMS: dict[str, ParamSet] = {p.name: p for p in [
+    # --- spmv (CSSC) and gemm (HEGMM): Pyfhel BFV --------------------------------------
+    _set(name="bfv-8192-default", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[8192],
+         depth=4, seal_default_modulus=True, tags=("spmv", "gemm"),
+         source="CSSC/HEGMM papers: Pyfhel contextGen(scheme='bfv', n=8192, t=65537, sec=128)",
+         note="Pyfhel with sec=128 ignores qi_sizes for BFV and uses SEAL's 218-bit default modulus."),
+    _set(name="bfv-8192-spmv", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=(60, 40, 40, 60), depth=4,
+         tags=("spmv",), source="CSSC paper Sec. 5: N=8192, t=65537, qi [60,40,40,60], log Q = 200",
+         note="Pyfhel takes these qi_sizes only with sec=0; hepkg checks 128-bit security itself."),
+    _set(name="bfv-32768-gemm", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[32768],
+         depth=8, seal_default_modulus=True, tags=("gemm",),
+         source="HEGMM paper Table 7: size-128 matrices with N=2^15 (16384 slots per row)"),
+    _set(name="bfv-4096-small", scheme="bfv", n=4096, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[4096],
+         depth=1, seal_default_modulus=True, tags=("gemm", "demo"),
+         source="HEGMM paper Sec. 5: N=2^12 (SEAL default modulus, 109 bits)"),
+    # --- face search (CKKS, OpenFHE) -----------------------------------------------------
+    _set(name="ckks-32768-d9", scheme="ckks", n=32768, scale_bits=45, qi_bits=(60,) + (45,) * 9 + (60,),
+         depth=9, tags=("facesearch",),
+         source="Face-search paper Sec. 6: N=2^15, 2^14 slots, scale 2^45, depth 9 (kappa=8)"),
+    _set(name="ckks-32768-d11", scheme="ckks", n=32768, scale_bits=45, qi_bits=(60,) + (45,) * 11 + (60,),
+         depth=11, tags=("facesearch",),
+         source="Face-search paper Sec. 6 / HyDia: N=2^15, 2^14 slots, scale 2^45, depth 11 (kappa=10)"),
+    _set(name="ckks-8192-small", scheme="ckks", n=8192, scale_bits=40, qi_bits=(60, 40, 40, 60), depth=2,
+         tags=("demo",), source="hepkg: smallest 128-bit CKKS set with depth 2, for tests and demos"),
+    _set(name="ckks-16384-d6", scheme="ckks", n=16384, scale_bits=40, qi_bits=(60,) + (40,) * 6 + (60,),
+         depth=6, tags=("demo",), source="hepkg: 128-bit CKKS set with depth 6 (Chebyshev demos)"),
+    # --- OMR -----------------------------------------------------------------------------
+    _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 14 + (17,) + (60,),
+         depth=14, tags=("omr",),
+         source="SophOMR paper Table 4 (PerfOMR): n=2^15, p=65537, log Q=857, log PQ=917",
+         note="The SophOMR paper reports lambda = 120.9 for this set: below 128 bits (needs insecure=True)."),
+    _set(name="bgv-omr-perf", scheme="bgv", n=32768, plain_modulus=65537, qi_bits=(60,) * 14 + (17,) + (60,),
+         depth=14, tags=("omr",), source="as bfv-omr-perf, BGV variant on OpenFHE",
+         note="lambda = 120.9 per the SophOMR paper: below 128 bits."),
+    _set(name="bfv-omr-soph", scheme="bfv", n=65536, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=540,
+         depth=19, tags=("omr",),
+         source="SophOMR paper Table 4: n=2^16, p=786433, log Q=1140, log PQ=1740, lambda=128.6",
+         note="log Q = 1140 (19 data primes); P is 600 bits: one 60-bit special prime plus 540 bits more."),
+    # --- toy sets: tests only ------------------------------------------------------------
+    _set(name="toy-bfv-1024", scheme="bfv", n=1024, plain_modulus=12289, qi_bits=(30, 30, 30), depth=1,
+         tags=("test",), source="hepkg tests: tiny insecure BFV ring"),
+    _set(name="toy-ckks-1024", scheme="ckks", n=1024, scale_bits=30, qi_bits=(40, 30, 40), depth=1,
+         tags=("test",), source="hepkg tests: tiny insecure CKKS ring"),
+]}
+
+
+def params_table():
+    """The named parameter sets as a pandas table, with their security levels."""
+    import pandas as pd
+    cols = ["name", "scheme", "n", "slots", "plain_modulus", "scale_bits", "log_q", "log_pq", "depth", "security",
+            "source"]
+    return pd.DataFrame([{c: p.to_dict()[c] for c in cols} for p in PARAMS.values()]).set_index("name")
+
+
+def get_params(spec: "str | ParamSet") -> ParamSet:
+    """Look up a named parameter set (or pass a ParamSet through)."""
+    if isinstance(spec, ParamSet):
+        return spec
+    try:
+        return PARAMS[spec]
+    except KeyError:
+        raise ParameterError(f"unknown parameter set {spec!r}; known: {', '.join(sorted(PARAMS))}") from None

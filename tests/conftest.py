@@ -1,0 +1,46 @@
+"""Shared fixtures: one context per (backend, scheme), built once per session."""
+import functools
+
+import numpy as np
+import pytest
+
+import hepkg.he as he
+from hepkg.he.params import SEAL_DEFAULT_QI, ParamSet
+
+BFV = ParamSet(name="test-bfv-8192", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[8192],
+               depth=2, seal_default_modulus=True, source="hepkg tests")
+CKKS = he.get_params("ckks-8192-small")
+ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
+
+BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
+CKKS_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe", "tenseal") if he.availability()[b]]
+
+
+@functools.lru_cache(maxsize=None)
+def make_context(backend: str, scheme: str, policy: str = "pow2"):
+    """A cached secret context; `pow2` gets all power-of-two keys, `exact` the ROTATIONS steps."""
+    params = BFV if scheme == "bfv" else CKKS
+    rotations = "all" if policy == "pow2" else ROTATIONS
+    return he.context(backend, params, rotations=rotations, policy=policy, swap=scheme == "bfv")
+
+
+def rotate_ref(x: np.ndarray, k: int, scheme: str) -> np.ndarray:
+    """numpy reference of a left rotation (BFV: each row of N/2 on its own)."""
+    if scheme == "bfv":
+        return np.roll(x.reshape(2, -1), -k, axis=1).reshape(-1)
+    return np.roll(x, -k)
+
+
+def ckks_tol(params) -> float:
+    """Absolute error allowed for |values| <= 1 after depth-2 circuits: 2^20 ulps of the scale."""
+    return 2.0 ** -(params.scale_bits - 20)
+
+
+@pytest.fixture(scope="session", params=BFV_BACKENDS)
+def bfv(request):
+    return make_context(request.param, "bfv")
+
+
+@pytest.fixture(scope="session", params=CKKS_BACKENDS)
+def ckks(request):
+    return make_context(request.param, "ckks")
