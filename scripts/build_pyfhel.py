@@ -15,6 +15,7 @@ import tarfile
 import tempfile
 
 SEAL_OPTS = "[cpplibraries.SEAL.cmake_opts]\n"
+LINUX_LINK = '"-Wl,-rpath=$ORIGIN/.", "-fopenmp"]'  # Linux extra_link_args of Afhel and the extensions
 CMAKE_DIRS = ("/usr/lib/*/cmake", "/usr/lib/cmake", "/usr/share/cmake", "/usr/local/lib/cmake", "/usr/local/share/cmake")
 
 
@@ -28,7 +29,7 @@ def has_gsl4() -> bool:
 
 
 def seal_options() -> tuple[dict, list]:
-    """SEAL CMake options and the extra libraries libseal (static) must be linked with."""
+    """SEAL CMake options and the libraries libseal (static) must be linked with."""
     opts, libs = {"SEAL_BUILD_DEPS": "OFF"}, []
     if not has_gsl4():
         opts["SEAL_USE_MSGSL"] = "OFF"
@@ -49,14 +50,17 @@ def seal_options() -> tuple[dict, list]:
 def patch(pyproject: pathlib.Path) -> None:
     opts, libs = seal_options()
     text = pyproject.read_text()
-    for needle in (SEAL_OPTS, "libraries = ['SEAL']"):
+    for needle in (SEAL_OPTS, LINUX_LINK):
         if needle not in text:
             sys.exit(f"build_pyfhel: unexpected Pyfhel sdist layout: '{needle.strip()}' not in {pyproject}")
     for key in opts:  # drop the sdist's own setting of an option we override
         text = "\n".join(line for line in text.split("\n") if not line.strip().startswith(f"{key} "))
     lines = "".join(f"    {k} = '{v}'\n" for k, v in opts.items())
     text = text.replace(SEAL_OPTS, SEAL_OPTS + lines, 1)
-    text = text.replace("libraries = ['SEAL']", f"libraries = {['SEAL'] + libs!r}", 1)
+    # Pyfhel's setup.py moves SEAL (static) to the end of each library list, so -lzstd -lz must
+    # follow it in the trailing link arguments of every target, or the linker drops them.
+    extra = "".join(f', "-l{lib}"' for lib in libs)
+    text = text.replace(LINUX_LINK, LINUX_LINK.replace('"-fopenmp"]', f'"-fopenmp"{extra}]'))
     pyproject.write_text(text)
 
 

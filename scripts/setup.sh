@@ -42,6 +42,8 @@ install_system_libs() {
   have_system_libs || die "system libraries still missing after apt-get ($SYSTEM_PKGS)"
 }
 
+pyfhel_imports() { "$VENV/bin/python" -c "import Pyfhel" >/dev/null 2>&1; }
+
 cached_pyfhel() { ls "$CACHE"/[Pp]yfhel-$PYFHEL-cp310-*.whl 2>/dev/null | head -1; }
 
 build_pyfhel() {
@@ -70,5 +72,16 @@ build_pyfhel
 say "installing hepkg and its pinned dependencies"
 "$VENV/bin/pip" install -q --find-links "$CACHE" --only-binary Pyfhel -e ".[all]" ||
   die "pip install failed; rerun make setup (delete $VENV to start over)"
+if ! pyfhel_imports; then  # an older or stale wheel: reinstall from the cache, rebuild if that is stale too
+  say "Pyfhel does not import; reinstalling it from $(cached_pyfhel)"
+  "$VENV/bin/pip" install -q --force-reinstall --no-deps "$(cached_pyfhel)"
+  if ! pyfhel_imports; then
+    say "the cached Pyfhel wheel is stale; rebuilding it"
+    rm -f "$(cached_pyfhel)"
+    build_pyfhel
+    "$VENV/bin/pip" install -q --force-reinstall --no-deps "$(cached_pyfhel)"
+    pyfhel_imports || die "Pyfhel does not import: $("$VENV/bin/python" -c 'import Pyfhel' 2>&1 | tail -1)"
+  fi
+fi
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
 "$VENV/bin/python" -c "import hepkg.he as he; print('setup: backends:', ', '.join(f'{k}={v}' for k, v in he.availability().items()))"

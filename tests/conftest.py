@@ -5,11 +5,9 @@ import numpy as np
 import pytest
 
 import hepkg.he as he
-from hepkg.he.params import SEAL_DEFAULT_QI, ParamSet
 
-BFV = ParamSet(name="test-bfv-8192", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[8192],
-               depth=2, seal_default_modulus=True, source="hepkg tests")
-CKKS = he.get_params("ckks-8192-small")
+BFV = he.get_params("bfv-8192-d2")
+CKKS = he.get_params("ckks-16384-small")
 ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
 
 BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
@@ -32,8 +30,8 @@ def rotate_ref(x: np.ndarray, k: int, scheme: str) -> np.ndarray:
 
 
 def ckks_tol(params) -> float:
-    """Absolute error allowed for |values| <= 1 after depth-2 circuits: 2^20 ulps of the scale."""
-    return 2.0 ** -(params.scale_bits - 20)
+    """Absolute error allowed for CKKS results of magnitude <= 1 (see ParamSet.ckks_tolerance)."""
+    return params.ckks_tolerance
 
 
 @pytest.fixture(scope="session", params=BFV_BACKENDS)

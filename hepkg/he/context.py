@@ -307,8 +307,9 @@ class Context(ABC):
         """a * b. Ciphertext x ciphertext; relinearize now or defer (``relin=False``).
 
         A plaintext, vector or scalar ``b`` gives a ciphertext-plaintext product. CKKS
-        products are rescaled at once unless ``rescale=False`` (then the rescale is applied
-        before the next operation that needs it, or explicitly by :meth:`rescale`).
+        products are rescaled at once unless ``rescale=False`` or ``relin=False`` (rescaling
+        before relinearizing adds error); a pending rescale is applied before the next
+        operation that needs it, or explicitly by :meth:`rescale`.
         """
         self._check(a)
         if not isinstance(b, Ciphertext):
@@ -323,7 +324,7 @@ class Context(ABC):
                            pending=self.scheme == "ckks")
         if relin:
             out = self.relinearize(out)
-        return self.rescale(out) if rescale and out.pending else out
+        return self.rescale(out) if rescale and relin and out.pending else out
 
     def mul_plain(self, a: Ciphertext, p, *, rescale: bool = True) -> Ciphertext:
         """a * p for a plaintext, vector or scalar p."""

@@ -113,6 +113,16 @@ class ParamSet:
         return self.security >= 128
 
     @property
+    def ckks_tolerance(self) -> float:
+        """Absolute error hepkg accepts for CKKS results of magnitude <= 1 after shallow circuits.
+
+        2^-(scale_bits - 24): fresh encryptions are good to about 2^-(scale_bits - 10), but
+        SEAL's key switching with one special prime adds up to about 2^-18.5 at N=2^14
+        (measured), so rotations after products need the wider bound.
+        """
+        return 2.0 ** -(self.scale_bits - 24)
+
+    @property
     def slots(self) -> int:
         """SIMD slots: N for BFV/BGV (two rows of N/2), N/2 complex slots for CKKS."""
         return self.n if self.scheme in ("bfv", "bgv") else self.n // 2
@@ -148,6 +158,10 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
     _set(name="bfv-8192-spmv", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=(60, 40, 40, 60), depth=4,
          tags=("spmv",), source="CSSC paper Sec. 5: N=8192, t=65537, qi [60,40,40,60], log Q = 200",
          note="Pyfhel takes these qi_sizes only with sec=0; hepkg checks 128-bit security itself."),
+    _set(name="bfv-8192-d2", scheme="bfv", n=8192, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[8192],
+         depth=2, seal_default_modulus=True, tags=("spmv", "gemm", "demo"),
+         source="as bfv-8192-default with depth 2: the N=8192 BFV depth OpenFHE accepts at 128 bits",
+         note="OpenFHE adds key-switching primes to its modulus and refuses depth 4 at N=8192 (needs 16384)."),
     _set(name="bfv-32768-gemm", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[32768],
          depth=8, seal_default_modulus=True, tags=("gemm",),
          source="HEGMM paper Table 7: size-128 matrices with N=2^15 (16384 slots per row)"),
@@ -163,6 +177,9 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
          source="Face-search paper Sec. 6 / HyDia: N=2^15, 2^14 slots, scale 2^45, depth 11 (kappa=10)"),
     _set(name="ckks-8192-small", scheme="ckks", n=8192, scale_bits=40, qi_bits=(60, 40, 40, 60), depth=2,
          tags=("demo",), source="hepkg: smallest 128-bit CKKS set with depth 2, for tests and demos"),
+    _set(name="ckks-16384-small", scheme="ckks", n=16384, scale_bits=40, qi_bits=(60, 40, 40, 60), depth=2,
+         tags=("demo",), source="hepkg: depth-2 CKKS set every backend accepts at 128 bits (OpenFHE "
+                                "refuses N=8192: its key-switching primes exceed the bound)"),
     _set(name="ckks-16384-d6", scheme="ckks", n=16384, scale_bits=40, qi_bits=(60,) + (40,) * 6 + (60,),
          depth=6, tags=("demo",), source="hepkg: 128-bit CKKS set with depth 6 (Chebyshev demos)"),
     # --- OMR -----------------------------------------------------------------------------

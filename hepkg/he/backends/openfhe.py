@@ -1,0 +1,291 @@
+"""``openfhe``: OpenFHE (the openfhe-python bindings) behind the hepkg backend protocol.
+
+Slots: a BFV/BGV packed plaintext of N values is two rows of N/2 (``EvalRotate`` by a
+positive k rotates each row left); the row swap is the automorphism X -> X^(2N-1), keyed
+by ``EvalAutomorphismKeyGen`` and applied by ``EvalAutomorphism``. CKKS holds N/2
+complex slots (``CKKSDataType.COMPLEX``).
+
+Parameters: OpenFHE picks its own moduli from (N, t, depth, scale, first prime) and
+refuses a ring too small for 128-bit security at that depth; what it chose is recorded
+in ``moduli_bits`` and ``actual_log_q``. CKKS runs ``FIXEDMANUAL`` (hepkg rescales
+explicitly); BGV runs ``FIXEDMANUAL`` too, each product (ct x ct or ct x pt) followed by
+``ModReduce`` as OpenFHE's BGV moduli assume, so its towers are shared by products and
+explicit ``mod_switch``. BFV has no ``ModReduce``/``LevelReduce`` (no-op / not
+implemented for NORESCALE): ``mod_switch`` is ``Compress`` (BFV modulus switching) to one
+tower fewer, the ciphertext level set to the towers dropped (what OpenFHE records itself
+when it encrypts a BFV plaintext encoded at a level); of two operands at different levels
+the one with more towers is compressed to match, and plaintexts are re-encoded to match.
+
+Keys: OpenFHE keeps evaluation keys in process-wide maps keyed by the secret key's tag.
+A public context deserializes the crypto context, public key and evaluation keys; in the
+process that made them the keys are already in the maps and are reused.
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import numpy as np
+import openfhe as ofhe
+
+from ..context import Context
+from ..errors import CorruptedData, DepthExhausted, ParameterError, SchemeError
+
+_BIN = ofhe.BINARY
+_FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE)
+
+
+def _frame(parts: list[bytes]) -> bytes:
+    return b"".join(struct.pack("<Q", len(p)) + p for p in parts)
+
+
+def _unframe(data: bytes, count: int) -> list[bytes]:
+    parts, pos = [], 0
+    for _ in range(count):
+        if pos + 8 > len(data):
+            raise CorruptedData("OpenFHE public payload is truncated")
+        (size,) = struct.unpack_from("<Q", data, pos)
+        parts.append(data[pos + 8:pos + 8 + size])
+        pos += 8 + size
+    if pos != len(data) or any(len(p) == 0 for p in parts[:3]):
+        raise CorruptedData("OpenFHE public payload has the wrong layout")
+    return parts
+
+
+def _tower_primes(cc) -> list[int]:
+    """The ciphertext-modulus primes of ``cc`` (read from its JSON serialization: the
+    bindings expose only their product)."""
+    def find(node):
+        if isinstance(node, dict):
+            if "elp" in node:
+                return node["elp"]
+            node = list(node.values())
+        if isinstance(node, list):
+            for child in node:
+                hit = find(child)
+                if hit is not None:
+                    return hit
+        return None
+
+    towers = find(json.loads(ofhe.Serialize(cc, ofhe.JSON)))["ptr_wrapper"]["data"]["p"]
+    return [int(p["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for p in towers]
+
+
+class OpenFHEContext(Context):
+    backend = "openfhe"
+    schemes = ("bfv", "bgv", "ckks")
+    has_noise_budget = False
+
+    # ------------------------------------------------------------------ parameters
+    def _cc_params(self):
+        p = self.params
+        if self.scheme == "ckks":
+            cp = ofhe.CCParamsCKKSRNS()
+            cp.SetScalingModSize(p.scale_bits)
+            cp.SetFirstModSize(p.qi_bits[0])
+            cp.SetScalingTechnique(ofhe.FIXEDMANUAL)
+            cp.SetCKKSDataType(ofhe.COMPLEX)
+        else:
+            cp = ofhe.CCParamsBFVRNS() if self.scheme == "bfv" else ofhe.CCParamsBGVRNS()
+            cp.SetPlaintextModulus(p.plain_modulus)
+            if self.scheme == "bgv":
+                cp.SetScalingTechnique(ofhe.FIXEDMANUAL)
+        cp.SetRingDim(p.n)
+        cp.SetMultiplicativeDepth(p.depth)
+        cp.SetBatchSize(self.slots)
+        cp.SetSecurityLevel(ofhe.HEStd_NotSet if self.insecure else ofhe.HEStd_128_classic)
+        if p.ks_digits:
+            cp.SetKeySwitchTechnique(ofhe.HYBRID)
+            cp.SetNumLargeDigits(p.ks_digits)
+        return cp
+
+    def _new_cc(self):
+        p = self.params
+        try:
+            cc = ofhe.GenCryptoContext(self._cc_params())
+        except RuntimeError as exc:
+            reason = str(exc).rsplit("): ", 1)[-1]
+            raise ParameterError(
+                f"OpenFHE refuses {p.name} ({self.scheme.upper()}, N={p.n}, depth {p.depth}"
+                f"{', 128-bit security' if not self.insecure else ''}): {reason}") from None
+        self._bind(cc)
+        return cc
+
+    def _bind(self, cc):
+        for feature in _FEATURES:
+            cc.Enable(feature)
+        self._cc = cc
+        self._order = cc.GetCyclotomicOrder()
+        primes = _tower_primes(cc)
+        #: bit sizes of the ciphertext-modulus primes OpenFHE chose (no key-switching primes)
+        self.moduli_bits = tuple(q.bit_length() for q in primes)
+        #: log2 of the ciphertext modulus Q OpenFHE chose
+        self.actual_log_q = sum(math.log2(q) for q in primes)
+
+    @property
+    def _swap_index(self) -> int:
+        return 2 * self.params.n - 1
+
+    # ------------------------------------------------------------------ keys and roles
+    def _keygen(self):
+        cc = self._new_cc()
+        kp = cc.KeyGen()
+        cc.EvalMultKeyGen(kp.secretKey)
+        if self.keys.steps:
+            cc.EvalRotateKeyGen(kp.secretKey, sorted(self.keys.steps))
+        if self.swap_key:
+            cc.EvalAutomorphismKeyGen(kp.secretKey, [self._swap_index])
+        self._sk, self._pk = kp.secretKey, kp.publicKey
+        self._tag = kp.publicKey.GetKeyTag()
+
+    def _galois_bytes(self) -> bytes:
+        if not (self.keys.steps or self.swap_key):
+            return b""
+        return ofhe.SerializeEvalAutomorphismKeyString(_BIN, self._tag)
+
+    def _public_payload(self) -> bytes:
+        return _frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN),
+                       ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()])
+
+    def _load_public(self, payload: bytes):
+        cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4)
+        try:
+            cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
+            self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
+            self._tag = self._pk.GetKeyTag()
+            # OpenFHE refuses to insert relinearization keys twice for one tag: in the
+            # process holding the secret context they are there already (same keys).
+            if self._tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+                ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
+            if galois_b:
+                ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
+        except RuntimeError as exc:
+            raise CorruptedData(f"OpenFHE could not parse the public context: {exc}") from exc
+        self._bind(cc)
+
+    def _galois_map(self):
+        return self._cc.GetEvalAutomorphismKeyMap(self._tag)
+
+    # ------------------------------------------------------------------ encoding
+    def _encode(self, values: np.ndarray, level: int):
+        if self.scheme == "ckks":
+            # OpenFHE refuses magnitudes far below the scale ("Scaling factor too small");
+            # CKKS rounds them to zero anyway, so they are flushed to zero first.
+            values = np.where(np.abs(values) < 2.0 ** -self.params.scale_bits, 0, values)
+            return self._cc.MakeCKKSPackedPlaintext(values, 1, level, None, self.slots)
+        # BGV plaintexts stay at level 0: OpenFHE adapts them to the ciphertext's level
+        # (its BGV level also counts the ModReduce after each product, unknown here).
+        return self._cc.MakePackedPlaintext(values, 1, level if self.scheme == "bfv" else 0)
+
+    def _encrypt(self, pt):
+        return self._cc.Encrypt(self._pk, pt)
+
+    def _decrypt(self, ct) -> np.ndarray:
+        pt = self._cc.Decrypt(self._sk, ct)
+        pt.SetLength(self.slots)
+        if self.scheme == "ckks":
+            return np.asarray(pt.GetCKKSPackedValueArray(), dtype=np.complex128)
+        return np.asarray(pt.GetPackedValueArray(), dtype=np.int64)
+
+    # ------------------------------------------------------------------ levels
+    @property
+    def _towers(self) -> int:
+        return len(self.moduli_bits)
+
+    def _compress(self, x, level: int):
+        """BFV modulus switch of ``x`` down to ``level`` towers dropped."""
+        out = self._cc.Compress(x, self._towers - level)
+        out.SetLevel(level)
+        return out
+
+    def _align(self, x, y):
+        """BFV operands at one level (OpenFHE aligns BGV/CKKS levels itself)."""
+        if self.scheme != "bfv" or x.GetLevel() == y.GetLevel():
+            return x, y
+        level = max(x.GetLevel(), y.GetLevel())
+        return ((self._compress(x, level), y) if x.GetLevel() < level else (x, self._compress(y, level)))
+
+    def _plain_at(self, x, p):
+        """A BFV plaintext at the level of ``x`` (re-encoded if it was encoded at another)."""
+        if self.scheme != "bfv" or p.GetLevel() == x.GetLevel():
+            return p
+        return self._cc.MakePackedPlaintext(p.GetPackedValueArray(), 1, x.GetLevel())
+
+    def _room(self, *objs) -> None:
+        """DepthExhausted unless a tower can still be dropped (BGV plaintexts sit at level 0)."""
+        if max(o.GetLevel() for o in objs) + 1 >= self._towers:
+            raise DepthExhausted(f"no modulus left to drop: the ciphertext is down to the last of the "
+                                 f"{self._towers} towers OpenFHE chose for {self.params.name}"
+                                 f"{' (each BGV product drops one)' if self.scheme == 'bgv' else ''}")
+
+    def _product(self, x, y, op):
+        """``op(x, y)``, then (BGV) ModReduce, as OpenFHE's FIXEDMANUAL BGV moduli assume."""
+        if self.scheme != "bgv":
+            return op(x, y)
+        self._room(x, y)
+        return self._cc.ModReduce(op(x, y))
+
+    # ------------------------------------------------------------------ arithmetic
+    def _add(self, x, y):
+        return self._cc.EvalAdd(*self._align(x, y))
+
+    def _sub(self, x, y):
+        return self._cc.EvalSub(*self._align(x, y))
+
+    def _add_plain(self, x, p):
+        return self._cc.EvalAdd(x, self._plain_at(x, p))
+
+    def _sub_plain(self, x, p):
+        return self._cc.EvalSub(x, self._plain_at(x, p))
+
+    def _negate(self, x):
+        return self._cc.EvalNegate(x)
+
+    def _mul(self, x, y):
+        return self._product(*self._align(x, y), self._cc.EvalMultNoRelin)
+
+    def _relin(self, x):
+        return self._cc.Relinearize(x)
+
+    def _mul_plain(self, x, p):
+        return self._product(x, self._plain_at(x, p), self._cc.EvalMult)
+
+    def _rotate(self, x, step: int):
+        return self._cc.EvalRotate(x, step)
+
+    def _rotate_hoisted(self, x, steps: list[int]) -> list:
+        digits = self._cc.EvalFastRotationPrecompute(x)
+        return [self._cc.EvalFastRotation(x, s, self._order, digits) for s in steps]
+
+    def _swap(self, x):
+        return self._cc.EvalAutomorphism(x, self._swap_index, self._galois_map())
+
+    def _rescale(self, x):
+        return self._cc.Rescale(x)
+
+    def _mod_switch(self, x):
+        self._room(x)
+        if self.scheme == "bfv":
+            return self._compress(x, x.GetLevel() + 1)
+        if self.scheme == "bgv":
+            return self._cc.ModReduce(x)
+        return self._cc.LevelReduce(x, None, 1)
+
+    def _noise_budget(self, x) -> int:
+        raise SchemeError("OpenFHE does not expose the BFV noise budget")
+
+    # ------------------------------------------------------------------ bytes
+    def _ser(self, x) -> bytes:
+        return ofhe.Serialize(x, _BIN)
+
+    def _deser(self, data: bytes):
+        return ofhe.DeserializeCiphertextString(data, _BIN)
+
+    def _key_sizes(self) -> dict[str, int]:
+        zero = self._encrypt(self._encode(np.zeros(self.slots, dtype=np.float64 if self.scheme == "ckks"
+                                                   else np.int64), 0))
+        return {"public_key": len(ofhe.Serialize(self._pk, _BIN)),
+                "relin_key": len(ofhe.SerializeEvalMultKeyString(_BIN, self._tag)),
+                "galois_keys": len(self._galois_bytes()),
+                "ciphertext": len(ofhe.Serialize(zero, _BIN))}

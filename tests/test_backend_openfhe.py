@@ -1,0 +1,225 @@
+"""The OpenFHE backend: every op against numpy, BFV/BGV bit for bit against ``sim``."""
+import functools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ofhe = pytest.importorskip("openfhe")
+
+import hepkg.he as he  # noqa: E402
+from hepkg.he import ParamSet  # noqa: E402
+
+N = 4096
+T = 65537
+INT = {s: ParamSet(name=f"test-openfhe-{s}", scheme=s, n=N, plain_modulus=T, qi_bits=(60, 60, 60, 60), depth=2,
+                   source="hepkg tests (HEStd_NotSet)") for s in ("bfv", "bgv")}
+CKKS = ParamSet(name="test-openfhe-ckks", scheme="ckks", n=N, scale_bits=40, qi_bits=(60, 40, 40, 60), depth=2,
+                source="hepkg tests (HEStd_NotSet)")
+EXACT = [1, 5, 100, N // 2 - 1]
+
+
+@functools.lru_cache(maxsize=None)
+def ctx(backend, scheme, policy="pow2"):
+    params = CKKS if scheme == "ckks" else INT[scheme]
+    rotations = "all" if policy == "pow2" else EXACT
+    return he.context(backend, params, rotations=rotations, policy=policy, swap=scheme != "ckks", insecure=True)
+
+
+def center(x):
+    x = np.asarray(x, dtype=object) % T
+    return np.where(x > T // 2, x - T, x).astype(np.int64)
+
+
+def rows(x, k):
+    return np.roll(x.reshape(2, -1), -k, axis=1).reshape(-1)
+
+
+def ckks_tol(magnitude=1.0):
+    """2^20 ulps of the scale, times the size of the values involved."""
+    return magnitude * 2.0 ** -(CKKS.scale_bits - 20)
+
+
+@pytest.fixture(params=["bfv", "bgv"])
+def scheme(request):
+    return request.param
+
+
+# ---------------------------------------------------------------- BFV / BGV
+def test_integer_ops_match_numpy_and_sim(scheme):
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-(T // 2), T // 2, N), rng.integers(-(T // 2), T // 2, N)
+    A, B = a.astype(object), b.astype(object)
+    expected = {
+        "add": center(A + B), "sub": center(A - B), "neg": center(-A), "mul": center(A * B),
+        "mul_deferred": center(A * B + A * A), "mul_pt": center(A * B), "add_pt": center(A + B),
+        "sub_pt": center(A - B), "rot3": center(rows(A, 3)), "rot-7": center(rows(A, -7)),
+        "rot1000": center(rows(A, 1000)), "swap": center(np.concatenate([A[N // 2:], A[:N // 2]])),
+        "depth2": center(A * B * A), "serialized": center(A * B),
+        "mod_switch": center(A), "ms_add": center(A + B), "ms_mul": center(A * B), "ms_mul_pt": center(A * B),
+    }
+    for c in (ctx("openfhe", scheme), ctx("sim", scheme)):
+        ca, cb = c.encrypt(a), c.encrypt(b)
+        ms = c.mod_switch(ca)
+        got = {
+            "add": c.add(ca, cb), "sub": c.sub(ca, cb), "neg": c.negate(ca), "mul": c.mul(ca, cb),
+            "mul_deferred": c.relinearize(c.add(c.mul(ca, cb, relin=False), c.mul(ca, ca, relin=False))),
+            "mul_pt": c.mul_plain(ca, b), "add_pt": c.add(ca, c.encode(b)), "sub_pt": c.sub(ca, b),
+            "rot3": c.rotate(ca, 3), "rot-7": c.rotate(ca, -7), "rot1000": c.rotate(ca, 1000),
+            "swap": c.swap_columns(ca), "depth2": c.mul(c.mul(ca, cb), ca),
+            "serialized": c.deserialize(c.serialize(c.mul(ca, cb))),
+            "mod_switch": ms, "ms_add": c.add(ms, cb), "ms_mul": c.mul(ms, cb), "ms_mul_pt": c.mul_plain(ms, b),
+        }
+        for name, ct in got.items():
+            np.testing.assert_array_equal(c.decrypt(ct), expected[name], err_msg=f"{c.backend} {scheme} {name}")
+    assert ms.level == 1
+
+
+def test_rotations_exact_and_hoisted_match_sim(scheme):
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, T, N)
+    steps = [1, 5, 100, -1, 0, N // 2 - 1]
+    fhe, sim = ctx("openfhe", scheme, "exact"), ctx("sim", scheme, "exact")
+    ct = fhe.encrypt(a)
+    with fhe.counting() as ops:
+        hoisted = fhe.rotate_many(ct, steps)
+    assert ops["hoisted_precompute"] == 1 and ops["rotate"] == 5
+    ref = sim.rotate_many(sim.encrypt(a), steps)
+    for k in steps:
+        got = fhe.decrypt(hoisted[k], signed=False)
+        np.testing.assert_array_equal(got, rows(a, k))
+        np.testing.assert_array_equal(got, sim.decrypt(ref[k], signed=False))
+        if k % (N // 2):
+            np.testing.assert_array_equal(got, fhe.decrypt(fhe.rotate(ct, k), signed=False))
+    with pytest.raises(he.MissingRotationKey):
+        fhe.rotate(ct, 2)
+
+
+def test_sum_slots_and_swap(scheme):
+    v = np.arange(1, 300)
+    c = ctx("openfhe", scheme)
+    assert np.all(c.decrypt(c.sum_slots(c.encrypt(v))) == center(v.sum()))
+    no_swap = he.context("openfhe", INT[scheme], insecure=True)
+    with pytest.raises(he.MissingKeyError):
+        no_swap.swap_columns(no_swap.encrypt(v))
+
+
+def test_depth_enforced_and_towers(scheme):
+    c = ctx("openfhe", scheme)
+    x = c.encrypt(np.arange(10))
+    x2 = c.mul(c.mul(x, x), x)
+    np.testing.assert_array_equal(c.decrypt(x2, 10), center(np.arange(10, dtype=object) ** 3))
+    with pytest.raises(he.DepthExhausted):
+        c.mul(x2, x)
+    low = c.mod_switch(c.mod_switch(x))  # OpenFHE chose depth + 1 = 3 towers: two can go
+    np.testing.assert_array_equal(c.decrypt(low, 10), np.arange(10))
+    with pytest.raises(he.DepthExhausted):
+        c.mod_switch(low)
+
+
+def test_inputs_not_modified(scheme):
+    c = ctx("openfhe", scheme)
+    a = c.encrypt(np.arange(20))
+    pt = c.encode(np.arange(20))
+    before = c.serialize(a)
+    for op in (lambda: c.add(a, a), lambda: c.mul(a, pt), lambda: c.rotate(a, 3), lambda: c.swap_columns(a),
+               lambda: c.mod_switch(a), lambda: c.rotate_many(a, [1, 2]),
+               lambda: c.relinearize(c.mul(a, a, relin=False)), lambda: c.add(c.mod_switch(a), pt)):
+        op()
+    assert c.serialize(a) == before
+    np.testing.assert_array_equal(c.decrypt(c.encrypt(pt), 20), np.arange(20))
+
+
+def test_public_context_evaluates_but_cannot_decrypt(scheme):
+    c = ctx("openfhe", scheme)
+    pub = c.public()
+    assert not pub.has_secret and pub.actual_log_q == c.actual_log_q
+    data = c.to_bytes()
+    assert ofhe.Serialize(c._sk, ofhe.BINARY)[-4096:] not in data  # no secret-key material
+    v = np.arange(1, 101)
+    out = pub.swap_columns(pub.rotate(pub.mul(pub.encrypt(v), c.encrypt(v)), 1))
+    expected = center(rows(np.pad(v.astype(object) ** 2, (0, N - v.size)), 1))
+    np.testing.assert_array_equal(c.decrypt(c.deserialize(pub.serialize(out))),
+                                  np.concatenate([expected[N // 2:], expected[:N // 2]]))
+    with pytest.raises(he.SecretKeyRequired):
+        pub.decrypt(out)
+
+
+def test_public_context_in_a_fresh_process(tmp_path):
+    c = ctx("openfhe", "bfv")
+    (tmp_path / "ctx").write_bytes(c.to_bytes())
+    (tmp_path / "ct").write_bytes(c.serialize(c.encrypt(np.arange(8))))
+    script = ("import sys, pathlib, hepkg.he as he; d = pathlib.Path(sys.argv[1]); "
+              "s = he.load_context((d / 'ctx').read_bytes()); x = s.deserialize((d / 'ct').read_bytes()); "
+              "(d / 'out').write_bytes(s.serialize(s.rotate(s.mul(x, x), 1)))")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=60)
+    out = c.deserialize((tmp_path / "out").read_bytes())
+    np.testing.assert_array_equal(c.decrypt(out, 7), np.arange(1, 8) ** 2)
+
+
+# ---------------------------------------------------------------- CKKS
+def test_ckks_ops_match_numpy():
+    c = ctx("openfhe", "ckks")
+    rng = np.random.default_rng(3)
+    s = c.slots
+    a = rng.uniform(-1, 1, s) + 1j * rng.uniform(-1, 1, s)
+    b = rng.uniform(-1, 1, s)
+    ca, cb = c.encrypt(a), c.encrypt(b)
+    prod = c.mul(ca, cb)
+    cases = {
+        "enc": (ca, a), "add": (c.add(ca, cb), a + b), "sub": (c.sub(ca, cb), a - b), "neg": (-ca, -a),
+        "mul": (prod, a * b), "mul_pt": (c.mul_plain(ca, b), a * b), "add_pt": (c.add(ca, b), a + b),
+        "add_mixed_levels": (c.add(prod, ca), a * b + a), "sub_mixed_levels": (c.sub(ca, prod), a - a * b),
+        "mul_mixed_levels": (c.mul(prod, ca), a * a * b),
+        "pt_level0_on_level1": (c.mul_plain(prod, c.encode(b)), a * b * b),
+        "deferred": (c.add(c.mul(ca, cb, rescale=False), c.mul(ca, ca, rescale=False)), a * b + a * a),
+        "rot": (c.rotate(ca, 7), np.roll(a, -7)), "rot-3": (c.rotate(ca, -3), np.roll(a, 3)),
+        "mod_switch": (c.mod_switch(ca), a), "serialized": (c.deserialize(c.serialize(prod)), a * b),
+    }
+    cases.update({f"hoisted{k}": (r, np.roll(a, -k)) for k, r in c.rotate_many(ca, [1, 2, -1, 64]).items()})
+    for name, (ct, ref) in cases.items():
+        err = np.max(np.abs(c.decrypt(ct, complex=True) - ref))
+        assert err < ckks_tol(max(1.0, np.max(np.abs(ref)))), f"{name}: error {err:g}"
+    # sum_slots adds the encoding error of all slots: sqrt(slots) times one slot's
+    total = c.decrypt(c.sum_slots(cb))
+    assert np.max(np.abs(total - b.sum())) < ckks_tol(np.sqrt(s))
+    assert c.mod_switch(ca).level == 1 and prod.level == 1
+    with pytest.raises(he.DepthExhausted):
+        c.mul(c.mul(prod, prod), prod)
+
+
+def test_ckks_public_context_and_exact_hoisting():
+    c = ctx("openfhe", "ckks", "exact")
+    v = np.linspace(-1, 1, c.slots)
+    pub = c.public()
+    ct = pub.encrypt(v)
+    raws = pub._rotate_hoisted(ct.raw, [1, 5, 100])
+    for k, raw in zip([1, 5, 100], raws):
+        hoisted = c.decrypt(he.Ciphertext(raw, c))
+        np.testing.assert_allclose(hoisted, c.decrypt(pub.rotate(ct, k)), atol=ckks_tol())
+        np.testing.assert_allclose(hoisted, np.roll(v, -k), atol=ckks_tol())
+    with pytest.raises(he.SecretKeyRequired):
+        pub.decrypt(ct)
+
+
+# ---------------------------------------------------------------- parameters, keys, sizes
+def test_parameters_openfhe_chooses_and_refuses():
+    c = ctx("openfhe", "bfv")
+    assert len(c.moduli_bits) == INT["bfv"].depth + 1 and abs(c.actual_log_q - sum(c.moduli_bits)) < 1
+    secure = he.context("openfhe", INT["bfv"].replace(name="bfv-8192-d2", n=8192, qi_bits=(43, 43, 44, 44, 44)))
+    assert secure.actual_log_q <= 218 and not secure.insecure
+    with pytest.raises(he.ParameterError, match="8192"):
+        he.context("openfhe", "bfv-4096-small")  # OpenFHE's BFV needs N = 8192 for 128 bits
+
+
+def test_key_sizes_and_noise_budget():
+    c, small = ctx("openfhe", "bfv", "exact"), he.context("openfhe", INT["bfv"], insecure=True)
+    sizes = c.key_sizes()
+    assert sizes["rotation_keys"] == len(EXACT) + 1
+    assert abs(sizes["ciphertext"] - c.nbytes(c.encrypt([1]))) < 0.01 * sizes["ciphertext"]
+    assert sizes["ciphertext"] > 2 * N * 8 * len(c.moduli_bits)
+    assert sizes["galois_keys"] > len(EXACT) * sizes["public_key"] and small.key_sizes()["galois_keys"] == 0
+    assert c.noise_budget(c.encrypt([1])) is None
+    with pytest.raises(he.SchemeError, match="noise budget"):
+        c._noise_budget(c.encrypt([1]).raw)
