@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.hepkg-installed
 SCALE ?= default
 ONLY ?=
+EXECUTOR ?= inline
+COMPUTE ?= cpu
 PYTEST_ARGS ?=
 
 help: ## list the targets
@@ -20,11 +22,17 @@ setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libra
 test: $(STAMP) ## run the test suite (sets up first when needed)
 	MPLBACKEND=Agg $(PY) -m pytest -m "not full" $(PYTEST_ARGS)
 
+reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
+	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --scale $(SCALE) --executor $(EXECUTOR) $(if $(ONLY),--only $(ONLY))
+
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
 
 lab: $(STAMP) ## start JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+docker: ## build the Docker image (COMPUTE=cpu|gpu); run it with: docker run -p 8888:8888 hepkg:cpu
+	docker build --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
 
 clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 	rm -rf .pytest_cache .hypothesis build *.egg-info
@@ -33,4 +41,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test bench-ops lab clean distclean
+.PHONY: help setup test reproduce bench-ops lab docker clean distclean

@@ -1,0 +1,16 @@
+"""Benchmark helpers: timers, peak memory, system info, the op-cost model, result tables and figures.
+
+Per-op latencies on every backend: ``python -m hepkg.bench.ops``. pandas and matplotlib are
+imported only by the functions that need them.
+"""
+from .costmodel import PRICED_AS, breakdown, estimate, floor_ratio, machine_fingerprint, op_costs
+from .memory import PeakMemory
+from .report import paper_vs_ours, save_figure, save_table, to_markdown, write_run_json
+from .sysinfo import system_info
+from .timing import Timer
+
+__all__ = [
+    "Timer", "PeakMemory", "system_info",
+    "op_costs", "estimate", "floor_ratio", "breakdown", "machine_fingerprint", "PRICED_AS",
+    "save_table", "save_figure", "write_run_json", "paper_vs_ours", "to_markdown",
+]

@@ -1,0 +1,112 @@
+"""Result tables, figures and the run record under ``artifacts/<section>/``, written atomically."""
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import json
+import pathlib
+from collections.abc import Mapping
+
+from hepkg import atomic, paths
+
+FLOAT_FORMAT = ".6g"
+
+
+def _plain_frame(df):
+    """``df`` with a meaningful index moved into columns (a default RangeIndex is dropped)."""
+    import pandas as pd
+
+    return df.reset_index(drop=isinstance(df.index, pd.RangeIndex) and df.index.name is None)
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return format(value, FLOAT_FORMAT)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(df) -> str:
+    """A GitHub-style markdown table of ``df``'s columns (tabulate's when it is installed)."""
+    df = _plain_frame(df)
+    if importlib.util.find_spec("tabulate") is not None:
+        return df.to_markdown(index=False, floatfmt=FLOAT_FORMAT)
+    rows = [[_cell(c) for c in df.columns]] + [[_cell(v) for v in row] for row in df.itertuples(index=False)]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    lines.insert(1, "|" + "|".join("---" for _ in df.columns) + "|")
+    return "\n".join(lines)
+
+
+def save_table(df, section: str, name: str, base=None) -> tuple[pathlib.Path, pathlib.Path]:
+    """Write ``<name>.csv`` and ``<name>.md`` into ``artifacts/<section>/`` (or ``base``); return both paths."""
+    out = paths.artifacts(section, base)
+    csv, md = out / f"{name}.csv", out / f"{name}.md"
+    atomic.write_text(csv, _plain_frame(df).to_csv(index=False))
+    atomic.write_text(md, to_markdown(df) + "\n")
+    return csv, md
+
+
+def save_figure(fig, section: str, name: str, base=None) -> pathlib.Path:
+    """Write ``<name>.png`` (150 dpi, tight bounding box) of a Figure, Axes or seaborn grid."""
+    fig = getattr(fig, "figure", fig)
+    path = paths.artifacts(section, base) / f"{name}.png"
+    with atomic.atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150, bbox_inches="tight")
+    return path
+
+
+def _timestamp(t) -> str | None:
+    """ISO-8601 text of a datetime, a POSIX timestamp or a string (passed through)."""
+    if t is None or isinstance(t, str):
+        return t
+    if isinstance(t, (int, float)):
+        t = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    return t.isoformat(timespec="seconds")
+
+
+def _setting(params: Mapping, key: str):
+    """A notebook setting by name, whatever its case (``SCALE`` or ``scale``)."""
+    return next((v for k, v in params.items() if k.lower() == key), None)
+
+
+def write_run_json(section: str, params: Mapping, base=None, started=None, finished=None,
+                   extra: Mapping | None = None) -> pathlib.Path:
+    """Write ``artifacts/<section>/run.json``: parameters, scale, backend, system info, start and end.
+
+    ``started``/``finished`` are datetimes, POSIX timestamps or ISO strings; ``finished``
+    defaults to now. ``extra`` entries are added at the top level. Values JSON cannot encode
+    (paths, numpy scalars) are written as text.
+    """
+    from hepkg.bench.sysinfo import system_info
+
+    record = dict(section=section, scale=_setting(params, "scale"), backend=_setting(params, "backend"),
+                  parameters=dict(params), started=_timestamp(started),
+                  finished=_timestamp(finished or datetime.datetime.now(datetime.timezone.utc)),
+                  system=system_info())
+    record.update(extra or {})
+    path = paths.artifacts(section, base) / "run.json"
+    atomic.write_text(path, json.dumps(record, indent=2, default=str) + "\n")
+    return path
+
+
+def paper_vs_ours(ours, paper, on, value: str, paper_value: str | None = None):
+    """``ours`` with the paper's number beside each row: columns ``paper``, ``ours``, ``ratio`` = ours / paper.
+
+    ``on``: the key column(s) both sides share; ``value``: our measured column (it becomes
+    ``ours``). ``paper`` is a DataFrame with the ``on`` columns and ``paper_value`` (default:
+    ``value``), or a dict from key (a tuple for several ``on`` columns) to the paper's number.
+    Rows the paper has no number for keep NaN ``paper`` and ``ratio``.
+    """
+    import pandas as pd
+
+    keys = [on] if isinstance(on, str) else list(on)
+    if isinstance(paper, Mapping):
+        rows = [(*(k if isinstance(k, tuple) else (k,)), v) for k, v in paper.items()]
+        paper = pd.DataFrame(rows, columns=keys + ["paper"])
+    else:
+        paper = paper[keys + [paper_value or value]].rename(columns={paper_value or value: "paper"})
+    if paper.duplicated(keys).any():
+        raise ValueError(f"the paper's numbers have duplicate keys on {keys}")
+    out = ours.merge(paper, on=keys, how="left")
+    out["ours"] = out.pop(value)
+    out["ratio"] = out["ours"] / out["paper"]
+    return out

@@ -1,0 +1,132 @@
+"""A description of the machine and software a run used, for ``run.json`` and cache keys."""
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+
+from hepkg.paths import ROOT
+
+#: Distributions whose versions a run records (None where not installed); each a tuple of
+#: alternative distribution names (CuPy ships as one wheel per CUDA version).
+PACKAGES = {
+    "numpy": ("numpy",), "scipy": ("scipy",), "pandas": ("pandas",), "Pyfhel": ("Pyfhel",),
+    "openfhe": ("openfhe",), "tenseal": ("tenseal",),
+    "cupy": ("cupy", "cupy-cuda12x", "cupy-cuda11x", "cupy-cuda13x"),
+}
+
+
+def _run(*cmd: str, cwd=None) -> str | None:
+    """stdout of a command, or None when it is missing, fails or hangs."""
+    try:
+        out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_model() -> str:
+    """The CPU's marketing name (``/proc/cpuinfo``, ``sysctl`` on macOS), else the architecture."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        name = _run("sysctl", "-n", "machdep.cpu.brand_string")
+        if name:
+            return name
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_cores() -> tuple[int | None, int | None]:
+    """(physical, logical) core counts; physical is None without psutil."""
+    try:
+        import psutil
+    except ImportError:
+        return None, os.cpu_count()
+    return psutil.cpu_count(logical=False), psutil.cpu_count(logical=True)
+
+
+def _ram_bytes() -> int | None:
+    try:
+        import psutil
+        return int(psutil.virtual_memory().total)
+    except ImportError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _gpus() -> list[dict] | None:
+    """Visible NVIDIA GPUs via nvidia-smi, else via CuPy when importable; None if neither finds one."""
+    out = _run("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits")
+    if out:
+        gpus = []
+        for line in out.splitlines():
+            name, mem, driver = ([part.strip() for part in line.split(",")] + [None, None])[:3]
+            try:
+                mem = int(float(mem) * 2 ** 20)  # MiB
+            except (TypeError, ValueError):
+                mem = None
+            gpus.append(dict(name=name, memory_bytes=mem, driver=driver))
+        return gpus
+    if importlib.util.find_spec("cupy") is None:
+        return None
+    try:
+        import cupy
+        rt = cupy.cuda.runtime
+        props = [rt.getDeviceProperties(i) for i in range(rt.getDeviceCount())]
+    except Exception:  # CuPy without a usable CUDA driver or device raises its own error types
+        return None
+    return [dict(name=p["name"].decode() if isinstance(p["name"], bytes) else p["name"],
+                 memory_bytes=int(p["totalGlobalMem"]), driver=None) for p in props] or None
+
+
+def _version(dists: tuple[str, ...]) -> str | None:
+    for dist in dists:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _git() -> dict:
+    """Revision and dirty flag of the checkout hepkg runs from (None where unavailable)."""
+    rev = _run("git", "rev-parse", "HEAD", cwd=ROOT)
+    status = _run("git", "status", "--porcelain", "--untracked-files=no", cwd=ROOT) if rev else None
+    return dict(revision=rev, dirty=None if status is None else bool(status))
+
+
+def system_info() -> dict:
+    """CPU, cores, RAM, GPUs, OS, Python, library versions and git revision, JSON-serializable.
+
+    Anything that cannot be determined is None; this never raises for a missing tool.
+    """
+    import hepkg
+
+    physical, logical = cpu_cores()
+    return dict(
+        cpu=cpu_model(),
+        machine=platform.machine(),
+        physical_cores=physical,
+        logical_cores=logical,
+        ram_bytes=_ram_bytes(),
+        gpu=_gpus(),
+        os=platform.platform(),
+        python=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        hepkg=hepkg.__version__,
+        versions={name: _version(dists) for name, dists in PACKAGES.items()},
+        git=_git(),
+    )

@@ -1,0 +1,162 @@
+"""Experiment grids: many independent configurations, one executor interface, resumable.
+
+``run_grid(fn, configs, store)`` calls ``fn(config)`` for every configuration, in-process,
+on a local process pool, or on a Dask cluster, and keeps each result as ``store/<key>.json``
+the moment it arrives, so a rerun after an interruption computes only what is missing.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime
+import hashlib
+import json
+import pathlib
+import time
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .atomic import write_text
+
+__all__ = ["run_grid", "config_key", "GridError", "EXECUTORS"]
+
+EXECUTORS = ("inline", "process", "dask")
+CONFIG_PREFIX = "config_"
+
+
+class GridError(RuntimeError):
+    """Some configurations raised; ``failures`` lists ``(config, exception)``, ``results`` the rest."""
+
+    def __init__(self, failures: list[tuple[dict, BaseException]], results: pd.DataFrame):
+        self.failures = failures
+        self.results = results
+        lines = [f"  {json.dumps(cfg, sort_keys=True)}: {type(exc).__name__}: {exc}" for cfg, exc in failures]
+        super().__init__(f"{len(failures)} configuration(s) failed:\n" + "\n".join(lines))
+
+
+def _fn_name(fn) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def config_key(fn, config: dict) -> str:
+    """A stable 16-hex-digit key: SHA-256 of ``fn``'s qualified name and ``config`` as canonical JSON."""
+    canonical = json.dumps([_fn_name(fn), config], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _timed(fn, config: dict) -> tuple[list[dict], float]:
+    """Run ``fn(config)`` (in a worker), returning its rows as a list of dicts and the seconds taken."""
+    start = time.perf_counter()
+    out = fn(config)
+    elapsed = time.perf_counter() - start
+    rows = [out] if isinstance(out, dict) else out
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError(f"{_fn_name(fn)} must return a dict or a list of dicts, got {type(out).__name__}")
+    return rows, elapsed
+
+
+def _json_scalar(obj):
+    """JSON fallback for numpy scalars (anything with ``.item()``)."""
+    if hasattr(obj, "item"):
+        return obj.item()
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
+    """Yield ``(key, (rows, elapsed) or exception)`` for each configuration in ``todo`` as it finishes."""
+    if executor == "inline":
+        for key, cfg in todo.items():
+            try:
+                yield key, _timed(fn, cfg)
+            except Exception as exc:
+                yield key, exc
+    elif executor == "process":
+        pool = cf.ProcessPoolExecutor(workers)
+        try:
+            futures = {pool.submit(_timed, fn, cfg): key for key, cfg in todo.items()}
+            for fut in cf.as_completed(futures):
+                exc = fut.exception()
+                yield futures[fut], fut.result() if exc is None else exc
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        from distributed import Client, LocalCluster, as_completed
+
+        cluster = None
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", dashboard_address=None)
+        client = Client(cluster or scheduler)
+        try:
+            names = {f"{fn.__name__}-{key}": key for key in todo}
+            futures = [client.submit(_timed, fn, todo[key], key=name) for name, key in names.items()]
+            for fut in as_completed(futures):
+                yield names[fut.key], fut.exception() if fut.status == "error" else fut.result()
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _frame(configs: list[dict], records: list[dict]) -> pd.DataFrame:
+    """One row per result row; columns: config fields (``config_``-prefixed on a clash), row fields, elapsed_s."""
+    row_cols = list(dict.fromkeys(k for rec in records for row in rec["rows"] for k in row))
+    taken = {*row_cols, "elapsed_s"}
+    rename = {k: CONFIG_PREFIX + k if k in taken else k for cfg in configs for k in cfg}
+    out = []
+    for cfg, rec in zip(configs, records):
+        fields = {rename[k]: v for k, v in cfg.items()}
+        out += [{**fields, **row, "elapsed_s": rec["elapsed_s"]} for row in rec["rows"]]
+    return pd.DataFrame(out, columns=[*rename.values(), *row_cols, "elapsed_s"])
+
+
+def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", workers: int | None = None,
+             scheduler: str | None = None, progress: bool = True, desc: str | None = None) -> pd.DataFrame:
+    """Run ``fn(config) -> dict | list[dict]`` over ``configs``, resuming from ``store``; return the rows.
+
+    ``fn`` must be a top-level (picklable, importable by the workers) function and each config a
+    JSON-serializable dict. Each result is written atomically to ``store/<config_key>.json``
+    (config, rows, elapsed seconds, finish time) as soon as it arrives; configurations whose file
+    exists are loaded instead of recomputed, and duplicates run once. ``executor``: ``"inline"``
+    (a loop in this process), ``"process"`` (a pool of ``workers`` processes) or ``"dask"`` (a
+    loopback ``LocalCluster`` of ``workers`` single-threaded processes, or the cluster at
+    ``scheduler``, ``tcp://host:port``).
+
+    Returns a DataFrame with one row per result row, in the order of ``configs`` (first
+    occurrence): the config's fields (prefixed ``config_`` where a row field has the same name),
+    the row's fields and ``elapsed_s``. Configurations that raise leave no file and do not stop
+    the others; at the end a ``GridError`` names them and carries the other results.
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if scheduler is not None and executor != "dask":
+        raise ValueError(f"scheduler={scheduler!r} needs executor='dask', got {executor!r}")
+    store = pathlib.Path(store)
+    unique = {config_key(fn, cfg): cfg for cfg in configs}
+    records = {key: json.loads((store / f"{key}.json").read_text())
+               for key in unique if (store / f"{key}.json").exists()}
+    todo = {key: cfg for key, cfg in unique.items() if key not in records}
+
+    failures = {}
+    with tqdm(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
+        for key, outcome in _outcomes(fn, todo, executor, workers, scheduler):
+            bar.update()
+            if isinstance(outcome, BaseException):
+                failures[key] = outcome
+                continue
+            rows, elapsed = outcome
+            record = {"fn": _fn_name(fn), "config": todo[key], "rows": rows, "elapsed_s": elapsed,
+                      "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+            try:
+                text = json.dumps(record, indent=1, default=_json_scalar)
+            except (TypeError, ValueError) as exc:
+                failures[key] = exc
+                continue
+            write_text(store / f"{key}.json", text)
+            records[key] = json.loads(text)
+
+    done = [key for key in unique if key in records]
+    frame = _frame([unique[k] for k in done], [records[k] for k in done])
+    if failures:
+        raise GridError([(unique[k], failures[k]) for k in unique if k in failures], frame)
+    return frame

@@ -1,0 +1,107 @@
+"""Run the notebooks with papermill and summarize what reproduced.
+
+``python -m hepkg.reproduce [--scale quick|default|full] [--only spmv,gemm] [--artifacts DIR]
+[--executor inline|process|dask] [--workers N] [--scheduler tcp://host:port]``
+
+Each notebook ``notebooks/NN_<section>.ipynb`` runs with the parameters SCALE, SEED,
+ARTIFACT_DIR, EXECUTOR, WORKERS and SCHEDULER; its executed copy lands in
+``artifacts/<section>/``. A failing notebook does not stop the others; the exit status is
+1 if any failed. The summary (printed, and written to ``artifacts/summary.md`` and
+``summary.json``) lists each notebook's status, time and claim tally.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+import time
+
+from hepkg import paths
+from hepkg.atomic import atomic_path, write_text
+from hepkg.reference.claims import load_claims, tally
+
+SCALES = ("quick", "default", "full")
+
+
+def section_of(notebook: pathlib.Path) -> str:
+    """``10_spmv.ipynb`` -> ``spmv``; ``31_facesearch_gpu.ipynb`` -> ``facesearch_gpu``."""
+    return re.sub(r"^\d+_", "", notebook.stem)
+
+
+def notebooks(only=None) -> list[pathlib.Path]:
+    found = sorted(paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    if only:
+        wanted = set(only)
+        unknown = wanted - {section_of(nb) for nb in found}
+        if unknown:
+            raise SystemExit(f"unknown section(s) {sorted(unknown)}; known: {[section_of(nb) for nb in found]}")
+        found = [nb for nb in found if section_of(nb) in wanted]
+    return found
+
+
+def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathlib.Path,
+                 timeout: int | None = None) -> dict:
+    """Execute one notebook; return its summary row (the executed copy is kept either way)."""
+    import papermill as pm
+
+    section = section_of(notebook)
+    out = paths.artifacts(section, artifact_root) / notebook.name
+    start = time.time()
+    status, error = "ok", ""
+    with atomic_path(out) as tmp:
+        try:
+            pm.execute_notebook(str(notebook), str(tmp), parameters=parameters, cwd=str(notebook.parent),
+                                kernel_name="python3", progress_bar=False, execution_timeout=timeout)
+        except Exception as exc:  # a failing notebook must not stop the others
+            last = (str(exc).strip().splitlines() or [""])[-1]
+            status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
+    claims = tally(load_claims(section, artifact_root))
+    return dict(notebook=notebook.name, section=section, status=status, seconds=round(time.time() - start, 1),
+                claims_hold=claims["holds"], claims_fail=claims["fails"], claims_not_measured=claims["not measured"],
+                error=error)
+
+
+def summary_markdown(rows: list[dict], scale: str) -> str:
+    head = "| notebook | status | time (s) | claims hold | fail | not measured |\n|---|---|---|---|---|---|\n"
+    body = "".join(f"| {r['notebook']} | {r['status']} | {r['seconds']} | {r['claims_hold']} | {r['claims_fail']} | "
+                   f"{r['claims_not_measured']} |\n" for r in rows)
+    errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
+    return f"# Reproduction summary (scale: {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Execute the hepkg notebooks with papermill.")
+    parser.add_argument("--scale", choices=SCALES, default="default")
+    parser.add_argument("--only", help="comma-separated sections (e.g. spmv,gemm)")
+    parser.add_argument("--artifacts", help="artifact folder (default: artifacts/)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--executor", choices=("inline", "process", "dask"), default="inline",
+                        help="how experiment grids run")
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--scheduler", help="existing Dask scheduler, tcp://host:port (implies --executor dask)")
+    parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    args = parser.parse_args(argv)
+
+    root = paths.artifacts(base=args.artifacts)
+    executor = "dask" if args.scheduler else args.executor
+    parameters = dict(SCALE=args.scale, SEED=args.seed, ARTIFACT_DIR=str(root.resolve()), EXECUTOR=executor,
+                      WORKERS=args.workers, SCHEDULER=args.scheduler)
+    selected = notebooks(args.only.split(",") if args.only else None)
+    rows = []
+    for i, nb in enumerate(selected, 1):
+        print(f"[{i}/{len(selected)}] {nb.name} (scale {args.scale}) ...", flush=True)
+        row = run_notebook(nb, parameters, root, args.timeout)
+        print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
+              f"{row['claims_fail']} fail, {row['claims_not_measured']} not measured {row['error']}", flush=True)
+        rows.append(row)
+    text = summary_markdown(rows, args.scale)
+    write_text(root / "summary.md", text)
+    write_text(root / "summary.json", json.dumps(dict(scale=args.scale, notebooks=rows), indent=1))
+    print("\n" + text)
+    return int(any(r["status"] != "ok" for r in rows))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""hepkg.grid: one executor interface, resumable stores, failures collected, atomic result files."""
+import json
+import math
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hepkg.grid import GridError, config_key, run_grid
+
+CONFIGS = [{"n": 3, "label": "a"}, {"n": 1, "label": "b", "reps": 2}, {"n": 2, "label": "c"}]
+
+
+def square(config):
+    """``n**2`` as one row, or ``reps`` rows; logs each call to ``config["log"]``; raises if ``fail``."""
+    if "log" in config:
+        with open(config["log"], "a") as f:
+            f.write(f"{config['n']}\n")
+    if config.get("fail"):
+        raise ValueError(f"boom {config['n']}")
+    rows = [{"n": config["n"] ** 2, "rep": r} for r in range(config.get("reps", 1))]
+    return rows[0] if len(rows) == 1 else rows
+
+
+def not_rows(config):
+    return config["n"]
+
+
+def numpy_scalars(config):
+    return {"v": np.int64(config["n"]), "w": np.float32(0.5)}
+
+
+def calls(log: pathlib.Path) -> list[int]:
+    return sorted(int(line) for line in log.read_text().split())
+
+
+def test_config_key_stable_and_order_independent():
+    a = config_key(square, {"n": 1, "opts": {"x": 1, "y": [1, 2]}})
+    assert a == config_key(square, {"opts": {"y": [1, 2], "x": 1}, "n": 1})
+    assert a != config_key(square, {"n": 2, "opts": {"x": 1, "y": [1, 2]}})
+    assert a != config_key(not_rows, {"n": 1, "opts": {"x": 1, "y": [1, 2]}})
+    # pinned: changing the key scheme would orphan every existing store
+    assert config_key(math.hypot, {"n": 1}) == "3e5ee29c5b24a8f6"
+
+
+def test_inline_frame_and_files(tmp_path):
+    df = run_grid(square, CONFIGS, tmp_path, progress=True)
+    assert list(df.columns) == ["config_n", "label", "reps", "n", "rep", "elapsed_s"]
+    assert df["config_n"].tolist() == [3, 1, 1, 2]
+    assert df["n"].tolist() == [9, 1, 1, 4]
+    assert df["rep"].tolist() == [0, 0, 1, 0]
+    assert (df["elapsed_s"] >= 0).all()
+    files = sorted(tmp_path.iterdir())
+    assert [f.name for f in files] == sorted(f"{config_key(square, c)}.json" for c in CONFIGS)
+    record = json.loads((tmp_path / f"{config_key(square, CONFIGS[1])}.json").read_text())
+    assert record["config"] == CONFIGS[1]
+    assert record["rows"] == [{"n": 1, "rep": 0}, {"n": 1, "rep": 1}]
+    assert {"elapsed_s", "finished", "fn"} <= record.keys()
+
+
+@pytest.mark.parametrize("executor", ["process", "dask"])
+def test_executors_agree_with_inline(tmp_path, executor):
+    expected = run_grid(square, CONFIGS, tmp_path / "inline", progress=False)
+    got = run_grid(square, CONFIGS, tmp_path / executor, executor=executor, workers=2, progress=False)
+    pd.testing.assert_frame_equal(got.drop(columns="elapsed_s"), expected.drop(columns="elapsed_s"))
+
+
+def test_resume_skips_finished_and_dedups(tmp_path):
+    log = tmp_path / "calls.log"
+    configs = [{"n": n, "log": str(log)} for n in range(5)]
+    run_grid(square, configs[:2], tmp_path / "store", executor="process", workers=2, progress=False)
+    first = {p.name: p.read_text() for p in (tmp_path / "store").iterdir()}
+    df = run_grid(square, configs + configs[:3], tmp_path / "store", executor="process", workers=2, progress=False)
+    assert calls(log) == [0, 1, 2, 3, 4]
+    assert df["config_n"].tolist() == [0, 1, 2, 3, 4]
+    assert all((tmp_path / "store" / name).read_text() == text for name, text in first.items())
+
+
+def test_failure_reported_others_saved_and_retried(tmp_path):
+    log = tmp_path / "calls.log"
+    configs = [{"n": n, "fail": n == 2, "log": str(log)} for n in range(4)]
+    with pytest.raises(GridError, match="boom 2") as info:
+        run_grid(square, configs, tmp_path / "store", executor="process", workers=2, progress=False)
+    err = info.value
+    assert [cfg for cfg, _ in err.failures] == [configs[2]]
+    assert '"n": 2' in str(err) and "ValueError" in str(err)
+    assert err.results["config_n"].tolist() == [0, 1, 3]
+    assert len(list((tmp_path / "store").iterdir())) == 3
+    with pytest.raises(GridError):
+        run_grid(square, configs, tmp_path / "store", progress=False)
+    assert calls(log) == [0, 1, 2, 2, 3]
+
+
+def test_bad_return_and_bad_executor(tmp_path):
+    with pytest.raises(GridError, match="must return a dict or a list of dicts"):
+        run_grid(not_rows, [{"n": 1}], tmp_path, progress=False)
+    with pytest.raises(ValueError, match="executor"):
+        run_grid(square, CONFIGS, tmp_path, executor="threads")
+    with pytest.raises(ValueError, match="scheduler"):
+        run_grid(square, CONFIGS, tmp_path, scheduler="tcp://127.0.0.1:8786")
+    assert not list(tmp_path.iterdir())
+
+
+def test_numpy_scalars_are_saved_as_json_numbers(tmp_path):
+    df = run_grid(numpy_scalars, [{"n": 3}], tmp_path, progress=False)
+    assert df[["n", "v", "w"]].values.tolist() == [[3, 3, 0.5]]
+    assert json.loads(next(tmp_path.iterdir()).read_text())["rows"] == [{"v": 3, "w": 0.5}]
+
+
+def test_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    def half_then_interrupt(self, text, *args, **kwargs):
+        with open(self, "w") as f:
+            f.write(text[: len(text) // 2])
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(pathlib.Path, "write_text", half_then_interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            run_grid(square, CONFIGS, tmp_path, progress=False)
+    assert not list(tmp_path.iterdir())
+    assert len(run_grid(square, CONFIGS, tmp_path, progress=False)) == 4
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json"] * 3

@@ -1,0 +1,79 @@
+"""Every notebook executes at `quick` scale, and the values it recorded are checked."""
+import json
+
+import pandas as pd
+import pytest
+
+import hepkg.he as he
+from hepkg import paths
+from hepkg.reproduce import notebooks, run_notebook, section_of
+
+
+def claims_of(folder):
+    return {c["claim"]: c for c in json.loads((folder / "claims.json").read_text())}
+
+
+def check_quickstart(folder):
+    tour = pd.read_csv(folder / "tab1_backend_tour.csv")
+    assert set(tour.backend) == set(he.available_backends())
+    assert (tour.query("scheme == 'bfv'").error == 0).all()
+    assert (tour.query("scheme == 'ckks'").error < he.get_params("ckks-16384-small").ckks_tolerance).all()
+    assert all(c["status"] == "holds" for c in claims_of(folder).values())
+
+
+def check_primitives(folder):
+    tab1 = pd.read_csv(folder / "tab1_op_costs.csv").set_index("op")
+    for config in ("pyfhel bfv-8192-default", "openfhe bfv-8192-d2"):
+        if he.availability()[config.split()[0]]:
+            assert (tab1[config] > 0).all()
+    claims = claims_of(folder)
+    if he.availability()["pyfhel"]:
+        tab4 = pd.read_csv(folder / "tab4_noise_budget.csv")
+        for (params, op), rows in tab4.groupby(["params", "op"]):
+            bits = rows.sort_values("products").ours.tolist()
+            assert bits == sorted(bits, reverse=True) and 100 < bits[0] < 200, (params, op, bits)
+        first = tab4.query("products == 0 and op == 'mul_ct'").set_index("params")["ours"]
+        assert 100 < first["bfv-8192-spmv"] < 130 and 140 < first["bfv-8192-default"] < 160  # SEAL 4.1
+        assert claims["he_primitives.four_ct_products"]["status"] == "holds"
+    assert (folder / "run.json").exists() and (folder / "01_he_primitives.ipynb").exists()
+
+
+def check_spmv(folder):
+    runs = pd.read_csv(folder / "runs_summary.csv")
+    measured = runs.query("status == 'measured'")
+    cssc = measured.query("method == 'cssc'")
+    assert {"arc130", "M80PI_n1"} <= set(cssc.matrix) and cssc.correct.all() and (cssc.max_abs_err == 0).all()
+    assert measured.query("method in ['cssc', 'diagonal', 'rowwise']").counts_match.all()
+    assert (measured.time_s > 0).all() and (measured.floor_s > 0).all() and (measured.rss_mib > 0).all()
+    tab3 = pd.read_csv(folder / "tab3_op_counts.csv")
+    assert (tab3.measured == tab3.predicted).all()
+    assert (tab3.query("op in ['mul_ct', 'mul_pt']").measured == tab3.query("op in ['mul_ct', 'mul_pt']").n_ct).all()
+    assert (tab3.query("op == 'depth'").measured == 2).all()
+    tab7 = pd.read_csv(folder / "tab7_communication.csv")
+    assert (tab7[["bytes_a_to_cloud", "bytes_b_to_cloud"]] > 0).all().all()
+    assert (tab7.query("status == 'measured'").bytes_a_to_b > 0).all()
+    speed = pd.read_csv(folder / "tab5_speedup.csv").set_index("matrix")
+    assert speed.loc[["arc130", "M80PI_n1"], "status"].eq("measured").all() and speed.speedup.gt(0).all()
+    if he.availability()["pyfhel"]:
+        tab4 = pd.read_csv(folder / "tab4_noise_budget.csv")
+        assert len(tab4) == len(cssc) and (tab4.depth == 2).all() and (tab4.result_bits_min > 0).all()
+    claims = claims_of(folder)
+    for key in ("spmv.cssc_correct", "spmv.counts_exact", "spmv.mults_are_n_ct", "spmv.depth_two", "spmv.comm_is_n_ct"):
+        assert claims[key]["status"] == "holds", claims[key]
+    for name in ("run.json", "10_spmv.ipynb", "fig10_time_vs_nnz.png", "tabA9_all_matrices.csv", "tab6_memory.csv"):
+        assert (folder / name).exists(), name
+
+
+CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("notebook", notebooks(), ids=lambda nb: nb.stem)
+def test_notebook_quick(notebook, tmp_path):
+    section = section_of(notebook)
+    assert section in CHECKS, f"add a check of the values {notebook.name} records"
+    params = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=str(tmp_path), EXECUTOR="inline", WORKERS=None,
+                  SCHEDULER=None)
+    row = run_notebook(notebook, params, tmp_path)
+    assert row["status"] == "ok", row["error"]
+    CHECKS[section](paths.artifacts(section, tmp_path))
