@@ -1,0 +1,57 @@
+"""The cloud's work (Algorithm 1 lines 8-12, Algorithm 4) and the final un-permutation (lines 14-19).
+
+Step 1: one ciphertext-ciphertext product per chunk. Step 2 (Algorithm 4): within each
+chunk, the c columns (r slots apart) are summed with a rotate-and-add total sum by
+multiples of r; :func:`hepkg.linalg.rotate_and_sum` does this correctly for every c in
+``floor(log2 c) + popcount(c) - 1`` rotations, the same count as HElib's totalSums.
+(Algorithm 4 as printed adds ``Rot(w, r)`` to ``w`` for a set bit, which counts the
+columns already in ``w`` twice; HElib adds the rotated partial sum to the *original*
+ciphertext instead.) A two-row chunk adds its rows with one column swap. Each chunk is
+then masked to its first r slots (one ct x pt product) and the chunks of a row block are
+added, giving one result ciphertext per block with sorted row p0+i in slot i.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hepkg.linalg import rotate_and_sum
+
+from .chunks import ChunkPlan
+
+__all__ = ["multiply", "aggregate", "unpermute"]
+
+
+def multiply(ctx, matrix_cts, vector_cts) -> list:
+    """Step 1: ``ct_value[i] * ct_reorg_vector[i]`` (HE-Mult, relinearized)."""
+    if len(matrix_cts) != len(vector_cts):
+        raise ValueError(f"{len(matrix_cts)} matrix ciphertexts but {len(vector_cts)} vector ciphertexts")
+    return [ctx.mul(a, b) for a, b in zip(matrix_cts, vector_cts)]
+
+
+def aggregate(ctx, products, plan: ChunkPlan) -> list:
+    """Step 2, Algorithm 4: one result ciphertext per row block of ``plan``."""
+    if len(products) != plan.n_ct:
+        raise ValueError(f"the plan has {plan.n_ct} chunks but {len(products)} products were given")
+    masks, results = {}, [None] * len(plan.blocks)
+    for chunk, ct in zip(plan.chunks, products):
+        w = rotate_and_sum(ctx, ct, chunk.split, chunk.rows)
+        if chunk.two_rows:
+            w = ctx.add(w, ctx.swap_columns(w))
+        key = (chunk.rows, w.level)
+        if key not in masks:
+            mask = np.zeros(plan.slots, dtype=np.int64 if ctx.is_integer else np.float64)
+            mask[:chunk.rows] = 1
+            masks[key] = ctx.encode(mask, level=w.level)
+        term = ctx.mul_plain(w, masks[key])
+        b = chunk.block
+        results[b] = term if results[b] is None else ctx.add(results[b], term)
+    return results
+
+
+def unpermute(block_values, plan: ChunkPlan, row_map: np.ndarray) -> np.ndarray:
+    """Algorithm 1 lines 14-19: ``Res[RM[p]] = mid_res[p]``; rows without non-zeros get 0."""
+    first = np.asarray(block_values[0])
+    out = np.zeros(plan.shape[0], dtype=first.dtype)
+    for (p0, p1), vals in zip(plan.blocks, block_values):
+        out[row_map[p0:p1]] = np.asarray(vals)[:p1 - p0]
+    return out

@@ -1,0 +1,182 @@
+"""Dataset loaders: search order, SuiteSparse downloads from a local HTTP server, SNAP lists, Mycielski graphs."""
+import functools
+import gzip
+import http.server
+import io
+import json
+import tarfile
+import threading
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from hepkg import paths
+from hepkg.datasets import (ChecksumError, MatrixNotFound, list_matrices, load_matrix, mycielski_step, mycielskian,
+                            mycielskian_size, read_edge_list, sha256_file)
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPKG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HEPKG_DATA", raising=False)
+    monkeypatch.delenv("HEPKG_SUITESPARSE_URL", raising=False)
+
+
+SHARED = paths.shared_data()
+SUITESPARSE = SHARED / "suitesparse" if SHARED else None
+needs_shared = pytest.mark.skipif(SUITESPARSE is None or not SUITESPARSE.is_dir(), reason="shared data absent")
+
+
+def write_mtx(path, matrix):
+    buf = io.BytesIO()
+    scipy.io.mmwrite(buf, sp.coo_matrix(matrix))
+    path.write_bytes(buf.getvalue())
+
+
+# ------------------------------------------------------------------ Mycielski
+def test_mycielskian_small_cases():
+    np.testing.assert_array_equal(mycielskian(2).toarray(), [[0, 1], [1, 0]])
+    c5 = mycielskian(3).toarray()
+    assert c5.sum(axis=1).tolist() == [2] * 5 and np.array_equal(c5, c5.T)  # the 5-cycle
+    for k in range(2, 10):
+        m = mycielskian(k)
+        assert (m.shape[0], m.nnz) == mycielskian_size(k) and (m != m.T).nnz == 0 and m.diagonal().sum() == 0
+    assert mycielskian_size(13) == (6143, 1227742) and mycielskian_size(12) == (3071, 407200)
+    np.testing.assert_array_equal(mycielski_step(mycielskian(3)).toarray(), mycielskian(4).toarray())
+    with pytest.raises(ValueError, match="k >= 2"):
+        mycielskian(1)
+
+
+@needs_shared
+@pytest.mark.parametrize("k", [12, 13])
+def test_mycielskian_matches_shipped_regenerated_files(k):
+    path = SUITESPARSE / f"mycielskian{k}_regenerated.mtx.gz"
+    if not path.exists():
+        pytest.skip(f"{path.name} absent")
+    ref = sp.csr_matrix(scipy.io.mmread(path))
+    got = load_matrix(f"mycielskian{k}")
+    assert got.shape == ref.shape and (got != ref).nnz == 0
+
+
+# ------------------------------------------------------------------ local search
+@needs_shared
+def test_shared_data_and_list():
+    m = load_matrix("arc130", download=False)
+    assert m.shape == (130, 130) and m.nnz == 1282 and sp.isspmatrix_csr(m)
+    table = list_matrices().set_index("name")
+    assert table.loc["arc130", "rows"] == 130 and table.loc["arc130", "nnz"] == 1282
+    assert table.loc["cca", "nnz"] == 139264 and table.loc["cca", "symmetry"] == "symmetric"
+    assert table.loc["mycielskian13", "source"] == "generated"
+    assert "mycielskian13_regenerated" not in table.index
+
+
+def test_search_order_path_data_dir_env(tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    write_mtx(first / "tiny.mtx", sp.eye(3))
+    write_mtx(second / "tiny.mtx", 2 * sp.eye(4))
+    monkeypatch.setenv("HEPKG_DATA", str(second))
+    assert load_matrix("tiny", data_dir=first).shape == (3, 3)  # data_dir before $HEPKG_DATA
+    assert load_matrix("tiny").shape == (4, 4)
+    assert load_matrix(str(first / "tiny.mtx")).shape == (3, 3)  # an explicit path
+    sp.save_npz(first / "x.npz", sp.csr_matrix(np.eye(2)))
+    assert load_matrix(str(first / "x.npz")).nnz == 2
+    with gzip.open(second / "g.mtx.gz", "wb") as fh:
+        buf = io.BytesIO()
+        scipy.io.mmwrite(buf, sp.coo_matrix(np.ones((2, 5))))
+        fh.write(buf.getvalue())
+    assert load_matrix("g").shape == (2, 5)
+    assert set(list_matrices(data_dir=first)["name"]) >= {"tiny", "g"}
+    with pytest.raises(MatrixNotFound, match="no matrix file at"):
+        load_matrix(str(first / "absent.mtx"))
+
+
+def test_offline_error_names_every_place(tmp_path):
+    with pytest.raises(MatrixNotFound) as err:
+        load_matrix("Grp/absent", data_dir=tmp_path, base_url="http://127.0.0.1:9", progress=False)
+    msg = str(err.value)
+    assert str(tmp_path) in msg and str(paths.cache("matrices")) in msg and "absent.mtx.gz" in msg
+    assert "http://127.0.0.1:9/Grp/absent.tar.gz" in msg and "failed" in msg
+    with pytest.raises(MatrixNotFound, match="no SuiteSparse group known"):
+        load_matrix("absent_matrix_name")
+    with pytest.raises(MatrixNotFound, match="download disabled"):
+        load_matrix("Grp/absent", download=False)
+
+
+# ------------------------------------------------------------------ SNAP edge lists
+def test_edge_list_conversion(tmp_path):
+    text = "# Directed graph\n# FromNodeId\tToNodeId\n10\t30\n30\t10\n10\t20\n10\t20\n"
+    (tmp_path / "g.txt").write_text(text)
+    m, ids = read_edge_list(tmp_path / "g.txt", return_ids=True)
+    assert ids.tolist() == [10, 20, 30]
+    np.testing.assert_array_equal(m.toarray(), [[0, 1, 1], [0, 0, 0], [1, 0, 0]])
+    with gzip.open(tmp_path / "w.txt.gz", "wt") as fh:
+        fh.write("# weighted\n1 2 -1\n2 1 1\n2 3 0\n")
+    w = read_edge_list(tmp_path / "w.txt.gz")
+    assert w.dtype.kind == "i" and w[0, 1] == -1 and w[1, 0] == 1
+    assert load_matrix("g", data_dir=tmp_path).shape == (3, 3)
+    (tmp_path / "bad.txt").write_text("# nothing\n")
+    with pytest.raises(ValueError, match="no edges"):
+        read_edge_list(tmp_path / "bad.txt")
+
+
+@needs_shared
+def test_snap_raw_matches_converted_matrix():
+    raw = SUITESPARSE / "snap_raw" / "ca-GrQc.txt"
+    if not raw.exists():
+        pytest.skip("raw ca-GrQc absent")
+    assert (read_edge_list(raw) != load_matrix("ca-GrQc")).nnz == 0
+
+
+# ------------------------------------------------------------------ downloads
+@pytest.fixture
+def suitesparse_server(tmp_path):
+    """A local HTTP server with <root>/Grp/tiny.tar.gz (a SuiteSparse-style tarball)."""
+    root = tmp_path / "www"
+    (root / "Grp").mkdir(parents=True)
+    matrix = sp.random(20, 15, density=0.2, format="coo", random_state=0)
+    mtx = io.BytesIO()
+    scipy.io.mmwrite(mtx, matrix)
+    with tarfile.open(root / "Grp" / "tiny.tar.gz", "w:gz") as tar:
+        for name, data in [("tiny/tiny.mtx", mtx.getvalue()), ("tiny/tiny_b.mtx", b"%%MatrixMarket\n")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", root / "Grp" / "tiny.tar.gz", sp.csr_matrix(matrix)
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_cache_and_checksum(suitesparse_server, capsys):
+    url, tarball, expected = suitesparse_server
+    m = load_matrix("Grp/tiny", base_url=url)
+    assert (m != expected).nnz == 0
+    assert "tiny.tar.gz" in capsys.readouterr().err  # the progress bar
+    cached = paths.cache("matrices") / "tiny.tar.gz"
+    record = json.loads((paths.cache("matrices") / "checksums.json").read_text())["tiny.tar.gz"]
+    assert record == {"sha256": sha256_file(tarball), "url": f"{url}/Grp/tiny.tar.gz"}
+    tarball.unlink()  # served no more: the cache answers
+    assert (load_matrix("tiny", download=False) != expected).nnz == 0
+    cached.write_bytes(cached.read_bytes()[:-5])  # altered cache: detected, not parsed
+    with pytest.raises(ChecksumError, match="does not match"):
+        load_matrix("tiny")
+
+
+def test_download_pinned_checksum_and_env_url(suitesparse_server, monkeypatch):
+    url, tarball, expected = suitesparse_server
+    with pytest.raises(ChecksumError):
+        load_matrix("Grp/tiny", base_url=url, sha256="0" * 64, progress=False)
+    assert not (paths.cache("matrices") / "tiny.tar.gz").exists()  # nothing half-written left behind
+    assert not any(p.name.endswith(".tmp") for p in paths.cache("matrices").iterdir())
+    monkeypatch.setenv("HEPKG_SUITESPARSE_URL", url)
+    m = load_matrix("Grp/tiny", sha256=sha256_file(tarball), progress=False)
+    assert (m != expected).nnz == 0
+    assert list_matrices().set_index("name").loc["tiny", "source"] == "cache"
