@@ -104,3 +104,44 @@ def _sum(ctx, cts):
     for c in cts[1:]:
         acc = ctx.add(acc, c)
     return acc
+
+
+def fold_diagonals(diags: dict[int, np.ndarray], modulus: int) -> dict[int, np.ndarray]:
+    """Merge diagonals whose offsets agree mod ``modulus``; offsets become ``k % modulus``.
+
+    Valid when the input vector repeats with that period over the slots read: it is
+    stored twice (slots ``[m, 2m)`` copy ``[0, m)``, output length at most m), or
+    ``modulus`` is the rotation period itself. A cyclic shift then needs one diagonal.
+    """
+    out: dict[int, np.ndarray] = {}
+    for k, u in diags.items():
+        r = k % modulus
+        out[r] = out[r] + u if r in out else u.copy()
+    return out
+
+
+def bsgs_rotations(offsets, period: int, n1: int | None) -> int:
+    """Rotations :func:`linear_transform` performs for these offsets (plain, or BSGS if n1)."""
+    if not n1:
+        return len({k % period for k in offsets} - {0})
+    groups = bsgs_split(offsets, n1, period)
+    babies = {b for bs in groups.values() for b in bs}
+    return len(babies - {0}) + len(set(groups) - {0})
+
+
+def best_n1(offsets, period: int) -> int | None:
+    """Baby-step count minimizing the rotations of a transform (None: plain is cheapest).
+
+    Searches multiples of the offsets' gcd up to about twice the square root of the
+    largest offset (mod period), so strided offsets (``c * d``) get strided baby steps.
+    """
+    ks = sorted({k % period for k in offsets} - {0})
+    if not ks:
+        return None
+    g = math.gcd(*ks)
+    best, cost = None, bsgs_rotations(ks, period, None)
+    for q in range(2, 2 * math.isqrt(ks[-1] // g) + 3):
+        c = bsgs_rotations(ks, period, g * q)
+        if c < cost:
+            best, cost = g * q, c
+    return best

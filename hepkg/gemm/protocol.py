@@ -1,0 +1,249 @@
+"""The uniform entry point: plans by method, the client and cloud roles, and :func:`matmul`.
+
+Roles are kept honest: the :class:`Client` holds the secret context, encodes and encrypts
+the operands and decrypts the result; the :class:`Cloud` holds only the public evaluation
+context and sees serialized ciphertexts. Both derive the same public plan from the shapes.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import hepkg.he as he
+from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired
+
+from .blocking import PARTITIONS, Blocking, blocked_plan, plan_blocking, uscore_block
+from .counts import METHODS
+from .e2dm import e2dm_r_plan, e2dm_s_plan
+from .errors import PlaintextRangeError, ProductOverflow, ProductOverflowWarning, ShapeMismatch
+from .hegmm import hegmm_en_plan, hegmm_plan
+from .huang import huang_plan
+from .plan import PREPROCESS
+
+_BUILDERS = {"hegmm-en": hegmm_en_plan, "e2dm-s": e2dm_s_plan, "e2dm-r": e2dm_r_plan, "huang": huang_plan}
+
+
+def _single(method: str, m: int, l: int, n: int, period: int, preprocess: str, order: str):
+    if method == "hegmm":
+        return hegmm_plan(m, l, n, period, preprocess, order)
+    if method == "hegmm-ext":
+        return hegmm_en_plan(m, l, n, period, preprocess, duplicate=False)
+    return _BUILDERS[method](m, l, n, period, preprocess)
+
+
+def make_plan(method: str, m: int, l: int, n: int, period: int, *, preprocess: str = "cloud", blocking=None,
+              order: str = "F", costs: dict | None = None):
+    """The public plan of an m x l times l x n product (a :class:`BlockedPlan` when blocked).
+
+    ``blocking``: None (one ciphertext per operand, else :class:`ShapeTooLarge`), 'auto'
+    (:func:`plan_blocking`), 'P1'/'P2', a :class:`Blocking` or a (rows, inner, cols) tuple of
+    block sizes. For 'uscore' it is the square block size b, or None/'auto' for
+    :func:`uscore_block`. ``order``: HEGMM's flattening ('F' column-major, 'C' row-major).
+    ``costs``: ms per op kind used by the planners.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; one of {METHODS}")
+    if preprocess not in PREPROCESS:
+        raise ValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
+    if order not in ("F", "C"):
+        raise ValueError(f"order must be 'F' (column-major) or 'C' (row-major), got {order!r}")
+    if min(m, l, n) < 1:
+        raise ShapeMismatch(f"matrix dimensions must be positive, got {m} x {l} times {l} x {n}")
+    if method == "uscore":
+        if blocking in (None, "auto"):
+            blocking = uscore_block(m, l, n, period, preprocess, costs)
+        if not isinstance(blocking, (int, np.integer)) or not 1 <= blocking * blocking <= period:
+            raise ValueError(f"uscore takes a square block size b with b^2 <= {period} slots, got {blocking!r}")
+        b = int(blocking)
+        return blocked_plan("uscore", m, l, n, period, preprocess, Blocking.uniform(m, l, n, b),
+                            lambda mi, lk, nj: e2dm_s_plan(mi, lk, nj, period, preprocess, d=b))
+    if blocking is None:
+        return _single(method, m, l, n, period, preprocess, order)
+    if blocking == "auto":
+        blocking = plan_blocking(method, m, l, n, period, preprocess, costs)
+        if len(blocking.rows) == len(blocking.inner) == len(blocking.cols) == 1:
+            return _single(method, m, l, n, period, preprocess, order)
+    elif isinstance(blocking, str):
+        if blocking not in PARTITIONS:
+            raise ValueError(f"unknown blocking {blocking!r}; 'auto', {', '.join(PARTITIONS)}, or a Blocking")
+        blocking = PARTITIONS[blocking]
+    elif not isinstance(blocking, Blocking):
+        blocking = Blocking(*(tuple(int(x) for x in parts) for parts in blocking))
+    return blocked_plan(method, m, l, n, period, preprocess, blocking,
+                        lambda mi, lk, nj: _single(method, mi, lk, nj, period, preprocess, order))
+
+
+def rotation_steps(method: str, m: int, l: int, n: int, *, params="bfv-8192-default", preprocess: str = "cloud",
+                   blocking=None, order: str = "F") -> list[int]:
+    """The rotation steps the cloud performs, to generate keys for (policy 'exact' or 'pow2')."""
+    return make_plan(method, m, l, n, he.get_params(params).n // 2, preprocess=preprocess, blocking=blocking,
+                     order=order).rotation_steps()
+
+
+def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "sim", params="bfv-8192-default",
+                 policy: str = "exact", preprocess: str = "cloud", blocking=None, order: str = "F",
+                 insecure: bool = False):
+    """A secret context holding exactly the rotation keys this product needs (or their pow2 parts)."""
+    steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order)
+    return he.context(backend, params, rotations=steps, policy=policy, insecure=insecure)
+
+
+# ----------------------------------------------------------------------------- input checks
+def check_operands(A, B, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer matrices with matching inner dimensions and entries in [-(t//2), t//2]."""
+    mats = []
+    for name, X in (("A", A), ("B", B)):
+        X = np.asarray(X)
+        if X.ndim != 2 or 0 in X.shape:
+            raise ShapeMismatch(f"{name} must be a non-empty 2-D matrix, got shape {X.shape}")
+        if X.dtype.kind == "f":
+            if not np.all(np.isfinite(X)) or not np.all(X == np.round(X)):
+                raise PlaintextRangeError(f"BFV multiplies integers; {name} has non-integer entries "
+                                          f"(scale and round to a fixed-point integer encoding first)")
+        elif X.dtype.kind not in "iub" and not (X.dtype == object and all(isinstance(v, (int, np.integer))
+                                                                        for v in X.ravel())):
+            raise PlaintextRangeError(f"BFV multiplies integers; {name} has dtype {X.dtype}")
+        lo, hi = int(X.min()), int(X.max())
+        if lo < -(t // 2) or hi > t // 2:
+            raise PlaintextRangeError(f"{name} has entries in [{lo}, {hi}], outside [-{t // 2}, {t // 2}] "
+                                      f"that the plaintext modulus t={t} represents")
+        mats.append(X.astype(np.int64))
+    A, B = mats
+    if A.shape[1] != B.shape[0]:
+        raise ShapeMismatch(f"inner dimensions differ: A is {A.shape[0]} x {A.shape[1]}, "
+                            f"B is {B.shape[0]} x {B.shape[1]}")
+    return A, B
+
+
+def check_overflow(A: np.ndarray, B: np.ndarray, t: int, on_overflow: str = "raise") -> None:
+    """Raise (or warn) when the true product leaves [-(t//2), t//2]: BFV gives it only mod t."""
+    if on_overflow not in ("raise", "warn", "ignore"):
+        raise ValueError(f"on_overflow must be 'raise', 'warn' or 'ignore', got {on_overflow!r}")
+    exact_in_int64 = A.shape[1] * int(np.abs(A).max()) * int(np.abs(B).max()) < 2 ** 62
+    C = A @ B if exact_in_int64 else A.astype(object) @ B.astype(object)
+    peak = int(np.max(np.abs(C)))
+    if peak > t // 2 and on_overflow != "ignore":
+        msg = (f"the integer product reaches |C| = {peak} > t/2 = {t // 2}: BFV returns it only mod t={t}; "
+               f"use smaller entries or a larger plaintext modulus")
+        if on_overflow == "raise":
+            raise ProductOverflow(msg)
+        warnings.warn(msg, ProductOverflowWarning, stacklevel=3)
+
+
+def centered(C: np.ndarray, t: int) -> np.ndarray:
+    """C mod t in the centered range [-(t//2), t//2] (what BFV decryption returns)."""
+    C = np.asarray(C, dtype=np.int64) % t
+    C[C > t // 2] -= t
+    return C
+
+
+# ----------------------------------------------------------------------------- parties
+def _check_keys(ctx, steps) -> None:
+    missing = []
+    for s in steps:
+        try:
+            ctx.keys.plan(s)
+        except MissingRotationKey:
+            missing.append(s)
+    if missing:
+        raise MissingRotationKey(f"the cloud context lacks Galois keys for rotation steps {missing[:12]}"
+                                 f"{' ...' if len(missing) > 12 else ''} (policy '{ctx.keys.policy}'); build it "
+                                 f"with hepkg.gemm.gemm_context() or rotations=hepkg.gemm.rotation_steps(...)")
+
+
+class Client:
+    """Holds the secret context: encrypts the operands, decrypts the product."""
+
+    def __init__(self, ctx):
+        if not ctx.has_secret:
+            raise SecretKeyRequired("the client needs a secret context (the cloud gets ctx.public())")
+        if not ctx.is_integer:
+            raise SchemeError(f"the gemm section multiplies integer matrices with BFV/BGV, not "
+                              f"{ctx.scheme.upper()}")
+        self.ctx = ctx
+
+    def encrypt(self, plan, A: np.ndarray, B: np.ndarray) -> dict[str, bytes]:
+        return {name: self.ctx.serialize(self.ctx.encrypt(vec)) for name, vec in plan.encode(A, B).items()}
+
+    def decrypt(self, plan, reply: dict[str, bytes]) -> np.ndarray:
+        sizes = plan.result_sizes()
+        return plan.assemble({name: self.ctx.decrypt(self.ctx.deserialize(data), sizes[name])
+                              for name, data in reply.items()})
+
+
+class Cloud:
+    """Holds the public evaluation context: runs plans on serialized ciphertexts."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def multiply(self, plan, message: dict[str, bytes]) -> tuple[dict[str, bytes], he.OpCounts]:
+        """The serialized result ciphertexts and the op counts of the computation."""
+        if plan.period != self.ctx.period:
+            raise ValueError(f"the plan is for {plan.period}-slot rows, the context has {self.ctx.period}")
+        _check_keys(self.ctx, plan.rotation_steps())
+        cts = {name: self.ctx.deserialize(data) for name, data in message.items()}
+        with self.ctx.counting() as ops:
+            out = plan.run(self.ctx, cts)
+        return {name: self.ctx.serialize(ct) for name, ct in out.items()}, ops
+
+
+@dataclass
+class GemmResult:
+    """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role."""
+
+    C: np.ndarray
+    method: str
+    preprocess: str
+    ops: dict
+    upload_bytes: int
+    download_bytes: int
+    upload_ciphertexts: int
+    download_ciphertexts: int
+    seconds: dict = field(default_factory=dict)
+    plan: object = None
+
+    @property
+    def depth(self) -> int:
+        return self.ops["depth"]
+
+
+def parties(ctx_or_parties) -> tuple[Client, Cloud]:
+    """(Client, Cloud) from a secret context, a (secret, public) context pair or a (Client, Cloud) pair."""
+    if isinstance(ctx_or_parties, tuple):
+        a, b = ctx_or_parties
+        return (a if isinstance(a, Client) else Client(a)), (b if isinstance(b, Cloud) else Cloud(b))
+    return Client(ctx_or_parties), Cloud(ctx_or_parties.public())
+
+
+def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = "cloud", blocking=None,
+           order: str = "F", on_overflow: str = "raise", costs: dict | None = None) -> GemmResult:
+    """Encrypted ``A @ B``: the client encrypts, the cloud multiplies, the client decrypts.
+
+    ``ctx_or_parties``: a secret BFV context (the cloud then gets ``ctx.public()``), a
+    (secret, public) context pair, or a (:class:`Client`, :class:`Cloud`) pair. ``method``: one
+    of ``METHODS``; ``preprocess``: sigma/tau by the 'cloud' on ciphertexts or by the 'client'
+    in plaintext (Tables 5 and 6). See :func:`make_plan` for ``blocking``, ``order``, ``costs``.
+    ``on_overflow``: 'raise', 'warn' or 'ignore' when the true product does not fit t (the
+    result is then exact mod t). The cloud's op counts are ``result.ops``.
+    """
+    client, cloud = parties(ctx_or_parties)
+    t = client.ctx.plain_modulus
+    A, B = check_operands(A, B, t)
+    check_overflow(A, B, t, on_overflow)
+    (m, l), n = A.shape, B.shape[1]
+    plan = make_plan(method, m, l, n, client.ctx.period, preprocess=preprocess, blocking=blocking, order=order,
+                     costs=costs)
+    t0 = time.perf_counter()
+    message = client.encrypt(plan, A, B)
+    t1 = time.perf_counter()
+    reply, ops = cloud.multiply(plan, message)
+    t2 = time.perf_counter()
+    C = client.decrypt(plan, reply)
+    t3 = time.perf_counter()
+    return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
+                      sum(map(len, reply.values())), len(message), len(reply),
+                      {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan)
