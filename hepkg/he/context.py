@@ -259,31 +259,24 @@ class Context(ABC):
     # ------------------------------------------------------------------ arithmetic
     def add(self, a: Ciphertext, b) -> Ciphertext:
         """a + b for a ciphertext and a ciphertext, plaintext, vector or scalar."""
-        self._check(a)
-        if isinstance(b, Ciphertext):
-            self._check(b)
-            if a.pending != b.pending:
-                a, b = self._ready(a), self._ready(b)
-            self.counter.add("add")
-            return self._derive(self._add(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
-        a = self._ready(a)
-        pt = self._plain_for(a, b)
-        self.counter.add("add_pt")
-        return self._derive(self._add_plain(a.raw, pt.raw), a, size=a.size)
+        return self._linear_op(a, b, "add", self._add, self._add_plain)
 
     def sub(self, a: Ciphertext, b) -> Ciphertext:
         """a - b for a ciphertext and a ciphertext, plaintext, vector or scalar."""
+        return self._linear_op(a, b, "sub", self._sub, self._sub_plain)
+
+    def _linear_op(self, a: Ciphertext, b, kind: str, ct_op, pt_op) -> Ciphertext:
         self._check(a)
         if isinstance(b, Ciphertext):
             self._check(b)
             if a.pending != b.pending:
                 a, b = self._ready(a), self._ready(b)
-            self.counter.add("sub")
-            return self._derive(self._sub(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
+            self.counter.add(kind)
+            return self._derive(ct_op(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
         a = self._ready(a)
         pt = self._plain_for(a, b)
         self.counter.add("add_pt")
-        return self._derive(self._sub_plain(a.raw, pt.raw), a, size=a.size)
+        return self._derive(pt_op(a.raw, pt.raw), a, size=a.size)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)

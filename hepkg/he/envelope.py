@@ -37,3 +37,24 @@ def unpack(data: bytes, kind: str) -> tuple[dict, bytes]:
     if meta.get("kind") != kind:
         raise CorruptedData(f"expected a serialized {kind}, got a {meta.get('kind')}")
     return meta, rest[4 + n:]
+
+
+def frame(parts) -> bytes:
+    """Length-prefixed concatenation of byte strings (a backend's public payload)."""
+    return b"".join(struct.pack("<Q", len(p)) + bytes(p) for p in parts)
+
+
+def unframe(data: bytes, count: int, what: str = "payload") -> list[bytes]:
+    """Split :func:`frame` output back into ``count`` parts; CorruptedData if it does not fit."""
+    parts, pos = [], 0
+    for _ in range(count):
+        if pos + 8 > len(data):
+            raise CorruptedData(f"{what} is truncated")
+        (size,) = struct.unpack_from("<Q", data, pos)
+        if pos + 8 + size > len(data):
+            raise CorruptedData(f"{what} is truncated")
+        parts.append(data[pos + 8:pos + 8 + size])
+        pos += 8 + size
+    if pos != len(data):
+        raise CorruptedData(f"{what} has {len(data) - pos} trailing bytes")
+    return parts

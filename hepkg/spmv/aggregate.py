@@ -18,7 +18,7 @@ from hepkg.linalg import rotate_and_sum
 
 from .chunks import ChunkPlan
 
-__all__ = ["multiply", "aggregate", "unpermute"]
+__all__ = ["multiply", "aggregate", "unpermute", "return_blocks"]
 
 
 def multiply(ctx, matrix_cts, vector_cts) -> list:
@@ -55,3 +55,16 @@ def unpermute(block_values, plan: ChunkPlan, row_map: np.ndarray) -> np.ndarray:
     for (p0, p1), vals in zip(plan.blocks, block_values):
         out[row_map[p0:p1]] = np.asarray(vals)[:p1 - p0]
     return out
+
+
+def return_blocks(channel, direction: str, acc: list, ctx, n_rows: int, size: int, dtype) -> np.ndarray:
+    """Send the non-empty per-block results over ``channel`` and decrypt them into one vector.
+
+    ``acc[b]`` holds rows ``[b*size, (b+1)*size)`` (or None where the block had no entry).
+    """
+    blocks = [b for b, ct in enumerate(acc) if ct is not None]
+    y = np.zeros(n_rows, dtype=dtype)
+    for b, ct in zip(blocks, channel.send(direction, [acc[b] for b in blocks], ctx)):
+        n = min(size, n_rows - b * size)
+        y[b * size:b * size + n] = ctx.decrypt(ct, n)
+    return y

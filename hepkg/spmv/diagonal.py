@@ -22,6 +22,7 @@ import numpy as np
 import hepkg.he as he
 from hepkg.he.keys import pow2_terms
 
+from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
@@ -104,12 +105,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
             term = cloud.mul(d, rotated)
             acc[block] = term if acc[block] is None else cloud.add(acc[block], term)
     t3 = clock()
-    blocks = [i for i in range(n_rb) if acc[i] is not None]
-    results = channel.send("cloud_to_a", [acc[i] for i in blocks], ctx)
-    y = np.zeros(csr.shape[0], dtype=dtype)
-    for i, ct in zip(blocks, results):
-        n = min(size, csr.shape[0] - i * size)
-        y[i * size:i * size + n] = ctx.decrypt(ct, n)
+    y = return_blocks(channel, "cloud_to_a", acc, ctx, csr.shape[0], size, dtype)
     t4 = clock()
     return SpmvResult(
         "diagonal", decode_result(y, params, enc),
@@ -118,5 +114,5 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, client_a=spent_a, cloud=t3 - t2 - spent_a, decrypt=t4 - t3,
                      total=t4 - t0),
         info=dict(n_ct=int(starts.size), block_size=size, blocks=(n_rb, n_cb), vector_ciphertexts=n_cb,
-                  result_ciphertexts=len(blocks), rotation_keys=len(ctx.keys)),
+                  result_ciphertexts=sum(a is not None for a in acc), rotation_keys=len(ctx.keys)),
     )

@@ -21,6 +21,7 @@ import hepkg.he as he
 from hepkg.he.keys import pow2_terms
 from hepkg.linalg import rotate_and_sum, rotation_steps_for_sum
 
+from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
@@ -83,12 +84,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
             b = i // period
             acc[b] = placed if acc[b] is None else server.add(acc[b], placed)
     t3 = clock()
-    blocks = [b for b in range(n_rb) if acc[b] is not None]
-    results = channel.send("cloud_to_b", [acc[b] for b in blocks], ctx)
-    y = np.zeros(csr.shape[0], dtype=dtype)
-    for b, ct in zip(blocks, results):
-        n = min(period, csr.shape[0] - b * period)
-        y[b * period:b * period + n] = ctx.decrypt(ct, n)
+    y = return_blocks(channel, "cloud_to_b", acc, ctx, csr.shape[0], period, dtype)
     t4 = clock()
     return SpmvResult(
         "rowwise", decode_result(y, params, enc),
@@ -96,5 +92,5 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
         ops=dict(client_b=ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, cloud=t3 - t2, decrypt=t4 - t3, total=t4 - t0),
         info=dict(n_ct=0, rows_processed=int(np.count_nonzero(np.diff(aq.indptr))), vector_ciphertexts=n_cb,
-                  result_ciphertexts=len(blocks), rotation_keys=len(ctx.keys)),
+                  result_ciphertexts=sum(a is not None for a in acc), rotation_keys=len(ctx.keys)),
     )

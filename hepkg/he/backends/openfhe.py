@@ -24,31 +24,21 @@ from __future__ import annotations
 
 import json
 import math
-import struct
 
 import numpy as np
 import openfhe as ofhe
 
 from ..context import Context
+from ..envelope import frame, unframe
 from ..errors import CorruptedData, DepthExhausted, ParameterError, SchemeError
 
 _BIN = ofhe.BINARY
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE)
 
 
-def _frame(parts: list[bytes]) -> bytes:
-    return b"".join(struct.pack("<Q", len(p)) + p for p in parts)
-
-
 def _unframe(data: bytes, count: int) -> list[bytes]:
-    parts, pos = [], 0
-    for _ in range(count):
-        if pos + 8 > len(data):
-            raise CorruptedData("OpenFHE public payload is truncated")
-        (size,) = struct.unpack_from("<Q", data, pos)
-        parts.append(data[pos + 8:pos + 8 + size])
-        pos += 8 + size
-    if pos != len(data) or any(len(p) == 0 for p in parts[:3]):
+    parts = unframe(data, count, "OpenFHE public payload")
+    if any(len(p) == 0 for p in parts[:3]):
         raise CorruptedData("OpenFHE public payload has the wrong layout")
     return parts
 
@@ -145,7 +135,7 @@ class OpenFHEContext(Context):
         return ofhe.SerializeEvalAutomorphismKeyString(_BIN, self._tag)
 
     def _public_payload(self) -> bytes:
-        return _frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN),
+        return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN),
                        ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()])
 
     def _load_public(self, payload: bytes):

@@ -23,12 +23,11 @@ so byte sizes are SEAL's raw sizes.
 """
 from __future__ import annotations
 
-import struct
-
 import numpy as np
 from Pyfhel import Pyfhel, PyCtxt
 
 from ..context import Context
+from ..envelope import frame, unframe
 from ..errors import CorruptedData, ParameterError
 
 _COMPR = "none"
@@ -75,17 +74,11 @@ class PyfhelContext(Context):
         he = self._he
         parts = [he.to_bytes_context(_COMPR), he.to_bytes_public_key(_COMPR), he.to_bytes_relin_key(_COMPR),
                  b"" if he.is_rotate_key_empty() else he.to_bytes_rotate_key(_COMPR)]
-        return b"".join(struct.pack("<Q", len(x)) + x for x in parts)
+        return frame(parts)
 
     def _load_public(self, payload: bytes):
-        parts, pos = [], 0
-        for _ in range(4):
-            if pos + 8 > len(payload):
-                raise CorruptedData("truncated Pyfhel context payload")
-            (size,) = struct.unpack_from("<Q", payload, pos)
-            parts.append(payload[pos + 8:pos + 8 + size])
-            pos += 8 + size
-        if pos != len(payload) or any(not x for x in parts[:3]):
+        parts = unframe(payload, 4, "Pyfhel context payload")
+        if any(not x for x in parts[:3]):
             raise CorruptedData("malformed Pyfhel context payload")
         he = Pyfhel()
         try:

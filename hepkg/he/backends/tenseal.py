@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 import tempfile
 
 import numpy as np
 import tenseal.sealapi as seal
 
 from ..context import Context
+from ..envelope import frame, unframe
 from ..errors import CorruptedData, EncodingError, ParameterError, SchemeError
 
 
@@ -40,25 +40,6 @@ def _load(obj, data: bytes, *context):
             f.write(data)
         obj.load(*context, path)
     return obj
-
-
-def _pack(*blobs: bytes) -> bytes:
-    return b"".join(struct.pack("<Q", len(b)) + b for b in blobs)
-
-
-def _unpack(data: bytes, count: int) -> list[bytes]:
-    blobs, pos = [], 0
-    for _ in range(count):
-        if pos + 8 > len(data):
-            raise CorruptedData("tenseal context payload is truncated")
-        (n,) = struct.unpack_from("<Q", data, pos)
-        blobs.append(data[pos + 8:pos + 8 + n])
-        pos += 8 + n
-        if len(blobs[-1]) != n:
-            raise CorruptedData("tenseal context payload is truncated")
-    if pos != len(data):
-        raise CorruptedData("tenseal context payload has trailing bytes")
-    return blobs
 
 
 class _Plain:
@@ -114,11 +95,11 @@ class TenSEALContext(Context):
         self._decryptor = seal.Decryptor(self._ctx, keygen.secret_key())
 
     def _public_payload(self) -> bytes:
-        return _pack(_save(self._ctx.key_context_data().parms()), _save(self._pk), _save(self._rk),
-                     _save(self._gk))
+        return frame([_save(self._ctx.key_context_data().parms()), _save(self._pk), _save(self._rk),
+                      _save(self._gk)])
 
     def _load_public(self, payload: bytes):
-        parms_b, pk_b, rk_b, gk_b = _unpack(payload, 4)
+        parms_b, pk_b, rk_b, gk_b = unframe(payload, 4, "tenseal context payload")
         try:
             parms = _load(seal.EncryptionParameters(seal.SCHEME_TYPE.CKKS), parms_b)
         except RuntimeError as exc:
