@@ -64,7 +64,28 @@ def check_spmv(folder):
         assert (folder / name).exists(), name
 
 
-CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv}
+def check_gemm(folder):
+    pairs = pd.read_csv(folder / "runs_pairs.csv")
+    measured = pairs.query("timing == 'measured'")
+    assert len(measured) and (measured.backend != "sim").all() and (measured.time_s > 0).all()
+    assert measured.correct.astype(bool).all() and measured.counts_match.astype(bool).all()
+    ok = pairs.query("status == 'ok'")
+    assert ok.correct.astype(bool).all() and (ok.floor_s > 0).all()
+    tab4 = pd.read_csv(folder / "tab4_op_counts.csv").dropna(subset=["expected"])
+    assert len(tab4) and (tab4.measured == tab4.expected).all()
+    tab7 = pd.read_csv(folder / "tab7_time_vs_floor.csv").dropna(subset=["time_s"])
+    assert len(tab7) and (tab7.floor_s > 0).all() and tab7.correct.astype(bool).all()
+    claims = claims_of(folder)
+    for key in ("gemm.products_correct", "gemm.counts_exact", "gemm.mult_formula", "gemm.depth",
+                "gemm.exact_keys_fewer_keyswitches"):
+        assert claims[key]["status"] == "holds", claims[key]
+    for name in ("run.json", "20_gemm.ipynb", "fig6_speedup_cloud.png", "fig7_speedup_client.png",
+                 "fig8_memory_ratio.png", "tab5_speedup_cloud.csv", "tab6_speedup_client.csv", "tab8_blocking.csv",
+                 "tab10_shapes.csv", "key_policy.csv"):
+        assert (folder / name).exists(), name
+
+
+CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm}
 
 
 @pytest.mark.notebook
