@@ -8,6 +8,7 @@ import pathlib
 from collections.abc import Mapping
 
 from hepkg import atomic, paths
+from hepkg.reference.compare import paper_vs_ours  # noqa: F401  (re-exported for notebooks)
 
 FLOAT_FORMAT = ".6g"
 
@@ -86,27 +87,3 @@ def write_run_json(section: str, params: Mapping, base=None, started=None, finis
     path = paths.artifacts(section, base) / "run.json"
     atomic.write_text(path, json.dumps(record, indent=2, default=str) + "\n")
     return path
-
-
-def paper_vs_ours(ours, paper, on, value: str, paper_value: str | None = None):
-    """``ours`` with the paper's number beside each row: columns ``paper``, ``ours``, ``ratio`` = ours / paper.
-
-    ``on``: the key column(s) both sides share; ``value``: our measured column (it becomes
-    ``ours``). ``paper`` is a DataFrame with the ``on`` columns and ``paper_value`` (default:
-    ``value``), or a dict from key (a tuple for several ``on`` columns) to the paper's number.
-    Rows the paper has no number for keep NaN ``paper`` and ``ratio``.
-    """
-    import pandas as pd
-
-    keys = [on] if isinstance(on, str) else list(on)
-    if isinstance(paper, Mapping):
-        rows = [(*(k if isinstance(k, tuple) else (k,)), v) for k, v in paper.items()]
-        paper = pd.DataFrame(rows, columns=keys + ["paper"])
-    else:
-        paper = paper[keys + [paper_value or value]].rename(columns={paper_value or value: "paper"})
-    if paper.duplicated(keys).any():
-        raise ValueError(f"the paper's numbers have duplicate keys on {keys}")
-    out = ours.merge(paper, on=keys, how="left")
-    out["ours"] = out.pop(value)
-    out["ratio"] = out["ours"] / out["paper"]
-    return out

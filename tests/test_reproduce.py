@@ -1,0 +1,43 @@
+"""The papermill runner: a failing notebook is reported, not fatal; sections come from file names."""
+import json
+import pathlib
+
+import nbformat
+
+from hepkg.reproduce import main, run_notebook, section_of, summary_markdown
+
+
+def write_notebook(path: pathlib.Path, source: str) -> pathlib.Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("SCALE = 'quick'")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(source)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_section_names():
+    assert section_of(pathlib.Path("10_spmv.ipynb")) == "spmv"
+    assert section_of(pathlib.Path("31_facesearch_gpu.ipynb")) == "facesearch_gpu"
+
+
+def test_failing_notebook_is_reported_and_kept(tmp_path):
+    bad = write_notebook(tmp_path / "98_broken.ipynb", "raise RuntimeError('boom at ' + SCALE)")
+    good = write_notebook(tmp_path / "99_fine.ipynb", "x = 1")
+    rows = [run_notebook(nb, {"SCALE": "quick"}, tmp_path / "art") for nb in (bad, good)]
+    assert [r["status"] for r in rows] == ["failed", "ok"]
+    assert "boom at quick" in rows[0]["error"]
+    assert (tmp_path / "art" / "broken" / "98_broken.ipynb").exists()  # the executed copy shows the error
+    assert not list((tmp_path / "art").rglob(".*tmp-*"))
+    assert "| 98_broken.ipynb | failed |" in summary_markdown(rows, "quick")
+
+
+def test_unknown_section_is_refused(tmp_path):
+    try:
+        main(["--only", "nope", "--artifacts", str(tmp_path)])
+    except SystemExit as exc:
+        assert "unknown section" in str(exc)
+    else:
+        raise AssertionError("an unknown section must be refused")
+    assert not (tmp_path / "summary.json").exists() or json.loads((tmp_path / "summary.json").read_text())
