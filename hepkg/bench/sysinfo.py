@@ -129,4 +129,5 @@ def system_info() -> dict:
         hepkg=hepkg.__version__,
         versions={name: _version(dists) for name, dists in PACKAGES.items()},
         git=_git(),
+        load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # timings depend on it
     )
