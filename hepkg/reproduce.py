@@ -63,12 +63,21 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
                 error=error)
 
 
+def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dict]:
+    """This run's rows (tagged with ``scale``) over the earlier summary's rows of other notebooks."""
+    earlier = json.loads(path.read_text()).get("notebooks", []) if path.exists() else []
+    fresh = {r["notebook"]: dict(r, scale=scale) for r in rows}
+    kept = {r["notebook"]: r for r in earlier if r["notebook"] not in fresh}
+    return [v for _, v in sorted({**kept, **fresh}.items())]
+
+
 def summary_markdown(rows: list[dict], scale: str) -> str:
-    head = "| notebook | status | time (s) | claims hold | fail | not measured |\n|---|---|---|---|---|---|\n"
-    body = "".join(f"| {r['notebook']} | {r['status']} | {r['seconds']} | {r['claims_hold']} | {r['claims_fail']} | "
-                   f"{r['claims_not_measured']} |\n" for r in rows)
+    head = ("| notebook | scale | status | time (s) | claims hold | fail | not measured |\n"
+            "|---|---|---|---|---|---|---|\n")
+    body = "".join(f"| {r['notebook']} | {r.get('scale', scale)} | {r['status']} | {r['seconds']} | {r['claims_hold']} | "
+                   f"{r['claims_fail']} | {r['claims_not_measured']} |\n" for r in rows)
     errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
-    return f"# Reproduction summary (scale: {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
+    return f"# Reproduction summary (last run: scale {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
 
 
 def main(argv=None) -> int:
@@ -96,9 +105,10 @@ def main(argv=None) -> int:
         print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
               f"{row['claims_fail']} fail, {row['claims_not_measured']} not measured {row['error']}", flush=True)
         rows.append(row)
-    text = summary_markdown(rows, args.scale)
+    all_rows = merged_summary(root / "summary.json", rows, args.scale)
+    text = summary_markdown(all_rows, args.scale)
     write_text(root / "summary.md", text)
-    write_text(root / "summary.json", json.dumps(dict(scale=args.scale, notebooks=rows), indent=1))
+    write_text(root / "summary.json", json.dumps(dict(notebooks=all_rows), indent=1))
     print("\n" + text)
     return int(any(r["status"] != "ok" for r in rows))
 

@@ -4,7 +4,7 @@ import pathlib
 
 import nbformat
 
-from hepkg.reproduce import main, run_notebook, section_of, summary_markdown
+from hepkg.reproduce import main, merged_summary, run_notebook, section_of, summary_markdown
 
 
 def write_notebook(path: pathlib.Path, source: str) -> pathlib.Path:
@@ -30,7 +30,7 @@ def test_failing_notebook_is_reported_and_kept(tmp_path):
     assert "boom at quick" in rows[0]["error"]
     assert (tmp_path / "art" / "broken" / "98_broken.ipynb").exists()  # the executed copy shows the error
     assert not list((tmp_path / "art").rglob(".*tmp-*"))
-    assert "| 98_broken.ipynb | failed |" in summary_markdown(rows, "quick")
+    assert "| 98_broken.ipynb | quick | failed |" in summary_markdown(rows, "quick")
 
 
 def test_unknown_section_is_refused(tmp_path):
@@ -41,3 +41,12 @@ def test_unknown_section_is_refused(tmp_path):
     else:
         raise AssertionError("an unknown section must be refused")
     assert not (tmp_path / "summary.json").exists() or json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_summary_keeps_notebooks_not_rerun(tmp_path):
+    row = dict(notebook="10_spmv.ipynb", status="ok", seconds=1.0, claims_hold=1, claims_fail=0,
+               claims_not_measured=0, error="")
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(dict(notebooks=[dict(row, scale="default")])))
+    merged = merged_summary(path, [dict(row, notebook="20_gemm.ipynb")], "quick")
+    assert [(r["notebook"], r["scale"]) for r in merged] == [("10_spmv.ipynb", "default"), ("20_gemm.ipynb", "quick")]
