@@ -206,19 +206,25 @@ def speedups(runs, value: str = "floor_s"):
     return pd.DataFrame({name: wide[ref] / wide[meth] for name, (meth, ref) in SPEEDUPS.items()}).reset_index()
 
 
-def speedup_table(sp, paper: dict, preprocess: str):
-    """Tables 5/6: average, median, max of each speedup per group and overall, beside the paper's."""
+def speedup_table(sp, paper: dict, preprocess: str, formula=None):
+    """Tables 5/6: average, median, max of each speedup per group and overall, beside the paper's;
+    ``formula``: the same speedups of :func:`formula_seconds` (the paper's model on our pairs)."""
     import pandas as pd
 
-    sub = sp[sp["preprocess"] == preprocess]
-    out = []
-    for group, part in [*sub.groupby("group"), ("overall", sub)]:
-        for name in [c for c in SPEEDUPS if c in paper.get(group, {})]:
-            x = part[name].dropna()
-            for stat, ours, theirs in zip(("average", "median", "max"), (x.mean(), x.median(), x.max()),
-                                          paper[group][name]):
-                out.append(dict(group=group, speedup=name, stat=stat, pairs=len(x), ours=ours, paper=theirs))
-    out = pd.DataFrame(out)
+    def stats(frame):
+        sub = frame[frame["preprocess"] == preprocess]
+        for group, part in [*sub.groupby("group"), ("overall", sub)]:
+            for name in [c for c in SPEEDUPS if c in paper.get(group, {})]:
+                x = part[name].dropna()
+                yield from ((group, name, stat, len(x), v) for stat, v in
+                            zip(("average", "median", "max"), (x.mean(), x.median(), x.max())))
+
+    out = pd.DataFrame(stats(sp), columns=["group", "speedup", "stat", "pairs", "ours"])
+    if formula is not None:
+        model = pd.DataFrame(stats(formula), columns=["group", "speedup", "stat", "pairs", "formula"])
+        out = out.merge(model.drop(columns="pairs"), on=["group", "speedup", "stat"], how="left")
+    stat_index = {"average": 0, "median": 1, "max": 2}
+    out["paper"] = [paper[g][n][stat_index[st]] for g, n, st in zip(out["group"], out["speedup"], out["stat"])]
     out["ratio"] = out["ours"] / out["paper"]
     return out
 
@@ -263,26 +269,43 @@ def memory_ratios(runs, ct_bytes: int):
     return pd.concat(out, ignore_index=True)
 
 
+def _formula(row) -> dict:
+    """The paper's Table 4 counts of a row's product ({} for uSCORE, which has no row)."""
+    from .counts import formula_counts
+
+    try:
+        return formula_counts(row["method"], row["m"], row["l"], row["n"], row["preprocess"])
+    except ValueError:
+        return {}
+
+
+def formula_seconds(runs, costs: dict):
+    """Seconds of the paper's Table 4 expressions priced at ``costs`` (s per 'add', 'mul_ct',
+    'mul_pt', 'rotate'; Table 4's last row), per applicable row: the paper's own model."""
+    import pandas as pd
+
+    def price(r):
+        f = _formula(r) if r["status"] == "ok" else {}
+        return sum(f[k] * costs[k] for k in _COUNTS) if f else float("nan")
+
+    return pd.Series([price(r) for _, r in runs.iterrows()], index=runs.index, dtype=float)
+
+
 def table4(runs, formula_costs: dict):
     """Table 4 long: per product and op kind, the count measured on the backend, hepkg's closed form
     (:func:`expected`) and the paper's expression (``formula_counts``; 'hegmm-ext' uses its HEGMM
     row), with the floor of the measured counts and the paper's formula priced at ``formula_costs``."""
     import pandas as pd
 
-    from .counts import formula_counts
-
+    ok = runs[runs["status"] == "ok"]
+    paper_s = formula_seconds(ok, formula_costs)
     out = []
-    for _, r in runs[runs["status"] == "ok"].iterrows():
-        exp = expected(r)
-        try:
-            formula = formula_counts(r["method"], r["m"], r["l"], r["n"], r["preprocess"])
-        except ValueError:  # uSCORE: no Table 4 row
-            formula = {}
-        paper_s = (sum(formula[k] * formula_costs[k] for k in _COUNTS) if formula else float("nan"))
+    for i, r in ok.iterrows():
+        exp, formula = expected(r) or {}, _formula(r)
         for k in _COUNTS + ("depth",):
             out.append(dict(m=r["m"], l=r["l"], n=r["n"], method=r["method"], preprocess=r["preprocess"],
-                            params=r["params"], op=k, measured=r[k], expected=(exp or {}).get(k),
-                            paper_formula=formula.get(k), floor_s=r["floor_s"], paper_formula_s=paper_s))
+                            params=r["params"], op=k, measured=r[k], expected=exp.get(k),
+                            paper_formula=formula.get(k), floor_s=r["floor_s"], paper_formula_s=paper_s[i]))
     return pd.DataFrame(out)
 
 
