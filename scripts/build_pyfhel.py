@@ -4,7 +4,14 @@ Pyfhel's sdist lets SEAL's CMake fetch GSL, zlib and zstd from GitHub. This scri
 patches the sdist's build configuration so SEAL finds them on the system instead
 (Debian/Ubuntu: libmsgsl-dev libzstd-dev zlib1g-dev). A dependency whose CMake package
 is missing (e.g. zstd without CMake files on older distributions) is switched off in
-SEAL, which then serializes without that compressor. Usage:
+SEAL, which then serializes without that compressor.
+
+Pyfhel links the static SEAL library into libAfhel.so and into every extension module.
+Exported, those copies interpose: libAfhel binds to the first extension's SEAL globals,
+so its global memory pool is constructed and destroyed twice and the interpreter can
+abort at exit ("free(): corrupted unsorted chunks"). Every target is therefore linked
+with --exclude-libs,ALL, which keeps each copy of SEAL private to its own library.
+Usage:
     python build_pyfhel.py PYFHEL_SDIST.tar.gz WHEEL_DIR
 """
 import glob
@@ -59,7 +66,7 @@ def patch(pyproject: pathlib.Path) -> None:
     text = text.replace(SEAL_OPTS, SEAL_OPTS + lines, 1)
     # Pyfhel's setup.py moves SEAL (static) to the end of each library list, so -lzstd -lz must
     # follow it in the trailing link arguments of every target, or the linker drops them.
-    extra = "".join(f', "-l{lib}"' for lib in libs)
+    extra = "".join(f', "-l{lib}"' for lib in libs) + ', "-Wl,--exclude-libs,ALL"'
     text = text.replace(LINUX_LINK, LINUX_LINK.replace('"-fopenmp"]', f'"-fopenmp"{extra}]'))
     pyproject.write_text(text)
 

@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
-CACHE=${HEPKG_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hepkg/wheels}
 PYFHEL=3.5.0
+# The cached wheel is keyed by the build recipe, so changing scripts/build_pyfhel.py rebuilds it.
+RECIPE=$(sha256sum scripts/build_pyfhel.py | cut -c1-12)
+CACHE=${HEPKG_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hepkg/wheels}/pyfhel-$PYFHEL-$RECIPE
 SYSTEM_PKGS="libmsgsl-dev libzstd-dev zlib1g-dev"
 
 say() { echo "setup: $*"; }
@@ -72,6 +74,10 @@ build_pyfhel
 say "installing hepkg and its pinned dependencies"
 "$VENV/bin/pip" install -q --find-links "$CACHE" --only-binary Pyfhel -e ".[all]" ||
   die "pip install failed; rerun make setup (delete $VENV to start over)"
+if [ "$(cat "$VENV/.pyfhel-recipe" 2>/dev/null)" != "$RECIPE" ]; then  # built by an older recipe
+  say "installing Pyfhel built by the current recipe ($RECIPE)"
+  "$VENV/bin/pip" install -q --force-reinstall --no-deps "$(cached_pyfhel)"
+fi
 if ! pyfhel_imports; then  # an older or stale wheel: reinstall from the cache, rebuild if that is stale too
   say "Pyfhel does not import; reinstalling it from $(cached_pyfhel)"
   "$VENV/bin/pip" install -q --force-reinstall --no-deps "$(cached_pyfhel)"
@@ -83,5 +89,6 @@ if ! pyfhel_imports; then  # an older or stale wheel: reinstall from the cache, 
     pyfhel_imports || die "Pyfhel does not import: $("$VENV/bin/python" -c 'import Pyfhel' 2>&1 | tail -1)"
   fi
 fi
+echo "$RECIPE" > "$VENV/.pyfhel-recipe"
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
 "$VENV/bin/python" -c "import hepkg.he as he; print('setup: backends:', ', '.join(f'{k}={v}' for k, v in he.availability().items()))"

@@ -25,3 +25,21 @@ def test_hepkg_imports_without_any_he_library():
             "'openfhe': False, 'tenseal': False}, a; ctx = hk.context('sim'); "
             "assert list(ctx.decrypt(ctx.encrypt([1, 2]), 2)) == [1, 2]")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_pyfhel_keeps_each_copy_of_seal_private():
+    # Pyfhel links static SEAL into every library; exported copies interpose, and their shared
+    # global memory pool is destroyed twice at exit (scripts/build_pyfhel.py explains the fix)
+    import ctypes
+    import importlib.util
+
+    import pytest
+
+    spec = importlib.util.find_spec("Pyfhel")
+    if spec is None:
+        pytest.skip("Pyfhel not installed")
+    libs = sorted(pathlib.Path(spec.origin).parent.glob("*.so"))
+    assert libs
+    for lib in libs:
+        handle = ctypes.CDLL(str(lib))
+        assert not hasattr(handle, "_ZN4seal4util16global_variables18global_memory_poolE"), f"{lib.name} exports SEAL"
