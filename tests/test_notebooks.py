@@ -81,8 +81,10 @@ def check_gemm(folder):
         assert claims[key]["status"] == "holds", claims[key]
     for name in ("run.json", "20_gemm.ipynb", "fig6_speedup_cloud.png", "fig7_speedup_client.png",
                  "fig8_memory_ratio.png", "tab5_speedup_cloud.csv", "tab6_speedup_client.csv", "tab8_blocking.csv",
-                 "tab10_shapes.csv", "key_policy.csv"):
+                 "tab10_shapes.csv", "key_policy.csv", "hegmm_en_bsgs_speedups.csv"):
         assert (folder / name).exists(), name
+    bsgs = pd.read_csv(folder / "hegmm_en_bsgs_measured.csv")
+    assert len(bsgs) and (bsgs.speedup_model > 0).all() and claims["gemm.en_bsgs_faster"]["status"] != "not measured"
 
 
 CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm}

@@ -8,7 +8,8 @@
 (True, 2)
 
 Methods (``METHODS``): 'hegmm-en', 'hegmm' (the paper's Algorithms 2 and 1), 'hegmm-ext'
-(Algorithm 1 on Algorithm 2's extended layouts, which the paper's HEGMM timings match), 'e2dm-s',
+(Algorithm 1 on Algorithm 2's extended layouts, which the paper's HEGMM timings match),
+'hegmm-en-bsgs' (HEGMM-En with sigma and tau baby-step giant-step, as E2DM's are), 'e2dm-s',
 'e2dm-r' (Jiang et al. 2018), 'huang' (Huang and Zong 2022 as the paper describes it),
 'uscore' (E2DM-S on square blocks). Modules: ``transforms`` (Eqs. 1-5, Theorems 3.1-3.4),
 ``layout``/``plan`` (slot layouts, linear maps, plan execution), ``hegmm``, ``e2dm``,

@@ -43,7 +43,8 @@ from .errors import NotApplicable
 from .hegmm import hegmm_en_copies, hegmm_en_orientation
 from .huang import huang_copies
 
-METHODS = ("hegmm-en", "hegmm", "hegmm-ext", "e2dm-s", "e2dm-r", "huang", "uscore")
+METHODS = ("hegmm-en", "hegmm", "hegmm-ext", "hegmm-en-bsgs", "e2dm-s", "e2dm-r", "huang", "uscore")
+HEGMM_EN = ("hegmm-en", "hegmm-ext", "hegmm-en-bsgs")  #: the plans of hegmm_en_plan
 KEYS = ("mul_ct", "mul_pt", "rotate", "add")
 
 
@@ -168,7 +169,8 @@ def _hegmm_parts(m: int, l: int, n: int, period: int) -> dict[str, Counter]:
     return parts
 
 
-def _hegmm_en_parts(m: int, l: int, n: int, period: int, duplicate: bool = True) -> dict[str, Counter]:
+def _hegmm_en_parts(m: int, l: int, n: int, period: int, duplicate: bool = True,
+                    bsgs: bool = False) -> dict[str, Counter]:
     mo, no = (n, m) if hegmm_en_orientation(m, l, n) else (m, n)
     t = hegmm_en_copies(mo, l, no, period, duplicate)
     if t == 0:  # Algorithm 1 on the product as given
@@ -178,8 +180,8 @@ def _hegmm_en_parts(m: int, l: int, n: int, period: int, duplicate: bool = True)
     K = max(min(m, l), l - (t - 1) * m)
     parts = {"prep_a": Counter(), "prep_b": Counter(),
              "loop": Counter(mul_ct=K, add=K - 1 + rotsum_cost(t), rotate=rotsum_cost(t))}
-    _transform(parts["prep_a"], _sigma_offsets(min(t * m, l), l, M), period, M * Lp, full=t * m == M)
-    _transform(parts["prep_b"], _sigma_offsets(min(N, l), l, 1), period, M * N)
+    _transform(parts["prep_a"], _sigma_offsets(min(t * m, l), l, M), period, M * Lp, full=t * m == M, n1=bsgs)
+    _transform(parts["prep_b"], _sigma_offsets(min(N, l), l, 1), period, M * N, n1=bsgs)
     loop = parts["loop"]
     for k in range(1, K):
         redundant = (t > 1 and k >= m) or k + (t - 1) * m >= l
@@ -226,8 +228,8 @@ def count_parts(method: str, m: int, l: int, n: int, period: int = 4096, order: 
     doubling of tau(B); Huang: B's row repetition) and ``loop`` (the rest)."""
     if method == "hegmm":
         return _hegmm_parts(m, l, n, period) if order == "F" else _hegmm_parts(n, l, m, period)
-    if method in ("hegmm-en", "hegmm-ext"):
-        return _hegmm_en_parts(m, l, n, period, method == "hegmm-en")
+    if method in HEGMM_EN:
+        return _hegmm_en_parts(m, l, n, period, method != "hegmm-ext", method == "hegmm-en-bsgs")
     if method == "e2dm-s":
         d = max(m, l, n) if d is None else d
         return _e2dm_parts(d, d, period)
@@ -268,9 +270,9 @@ def fits(method: str, m: int, l: int, n: int, period: int) -> bool:
     """Whether the method's layouts for this shape fit one ciphertext row (uSCORE always blocks)."""
     if method == "hegmm":
         return max(m * l, l * n, m * n) <= period
-    if method in ("hegmm-en", "hegmm-ext"):
+    if method in HEGMM_EN:
         o = (n, l, m) if hegmm_en_orientation(m, l, n) else (m, l, n)
-        return hegmm_en_copies(*o, period, method == "hegmm-en") > 0 or fits("hegmm", m, l, n, period)
+        return hegmm_en_copies(*o, period, method != "hegmm-ext") > 0 or fits("hegmm", m, l, n, period)
     if method == "e2dm-s":
         return max(m, l, n) ** 2 <= period
     if method == "e2dm-r":

@@ -92,6 +92,9 @@ BASELINES = ("e2dm-s", "e2dm-r", "huang")
 SPEEDUPS = {"HEGMM vs E2DM": ("hegmm-ext", "e2dm"), "HEGMM vs Huang": ("hegmm-ext", "huang"),
             "HEGMM-En vs E2DM": ("hegmm-en", "e2dm"), "HEGMM-En vs Huang": ("hegmm-en", "huang"),
             "Huang vs E2DM": ("huang", "e2dm")}
+#: The same for HEGMM-En with baby-step giant-step sigma and tau (hepkg's variant).
+BSGS_SPEEDUPS = {"HEGMM-En BSGS vs E2DM": ("hegmm-en-bsgs", "e2dm"), "HEGMM-En BSGS vs Huang": ("hegmm-en-bsgs", "huang"),
+                 "HEGMM-En BSGS vs HEGMM-En": ("hegmm-en-bsgs", "hegmm-en")}
 #: Fields of a :func:`run_config` configuration (what identifies a run).
 CONFIG_KEYS = ("m", "l", "n", "method", "preprocess", "backend", "params", "policy", "blocking", "order", "seed",
                "max_abs", "insecure")
@@ -195,15 +198,15 @@ def combine(estimated, measured):
     return pd.concat([rest, meas], ignore_index=True)
 
 
-def speedups(runs, value: str = "floor_s"):
-    """Per pair (and preprocessing): the ``SPEEDUPS`` ratios of ``value`` (reference / method)."""
+def speedups(runs, value: str = "floor_s", names: dict = SPEEDUPS):
+    """Per pair (and preprocessing): the ``names`` ratios of ``value`` (reference / method)."""
     import pandas as pd
 
     ok = runs[runs["status"] == "ok"]
     wide = ok.pivot_table(index=["m", "l", "n", "group", "preprocess"], columns="method", values=value)
     wide = wide.reindex(columns=sorted(set(wide.columns) | set(PAIR_METHODS)))
     wide["e2dm"] = wide[["e2dm-s", "e2dm-r"]].min(axis=1)
-    return pd.DataFrame({name: wide[ref] / wide[meth] for name, (meth, ref) in SPEEDUPS.items()}).reset_index()
+    return pd.DataFrame({name: wide[ref] / wide[meth] for name, (meth, ref) in names.items()}).reset_index()
 
 
 def speedup_table(sp, paper: dict, preprocess: str, formula=None):
@@ -312,11 +315,11 @@ def table4(runs, formula_costs: dict):
 _PAIR = ["m", "l", "n", "group", "preprocess"]
 
 
-def measured_speedups(runs):
-    """Per pair measured beside its strongest baseline (pow2 keys): HEGMM-En's speedup, measured
+def measured_speedups(runs, method: str = "hegmm-en"):
+    """Per pair measured beside its strongest baseline (pow2 keys): the method's speedup, measured
     (cloud seconds) and modelled (floors), and their ratio."""
     meas = runs[(runs["timing"] == "measured") & (runs["policy"] == "pow2") & (runs["status"] == "ok")]
-    en = meas[meas["method"] == "hegmm-en"].set_index(_PAIR)[["time_s", "floor_s"]]
+    en = meas[meas["method"] == method].set_index(_PAIR)[["time_s", "floor_s"]]
     base = strongest(meas).set_index(_PAIR)[["method", "time_s", "floor_s"]]
     out = en.join(base, rsuffix="_baseline", how="inner").rename(columns={"method": "baseline"})
     out["speedup_measured"] = out["time_s_baseline"] / out["time_s"]

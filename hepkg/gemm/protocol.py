@@ -31,6 +31,8 @@ def _single(method: str, m: int, l: int, n: int, period: int, preprocess: str, o
         return hegmm_plan(m, l, n, period, preprocess, order)
     if method == "hegmm-ext":
         return hegmm_en_plan(m, l, n, period, preprocess, duplicate=False)
+    if method == "hegmm-en-bsgs":
+        return hegmm_en_plan(m, l, n, period, preprocess, bsgs=True)
     return _BUILDERS[method](m, l, n, period, preprocess)
 
 
