@@ -8,7 +8,8 @@ import hepkg.he as he
 #: OpenFHE refuses N = 8192 with depth 4 at 128 bits; a small test ring with depth 3 (1M + 2C)
 OPENFHE_PARAMS = he.ParamSet(name="test-gemm-openfhe", scheme="bfv", n=4096, plain_modulus=65537,
                              qi_bits=(60,) * 5, depth=3, source="hepkg gemm tests (HEStd_NotSet)")
-CASES = [("hegmm-en", (2, 5, 3), "cloud"), ("hegmm-en-bsgs", (3, 7, 5), "cloud"), ("e2dm-s", (3, 2, 3), "client"), ("huang", (4, 3, 2), "cloud")]
+CASES = [("hegmm-en", (2, 5, 3), "cloud"), ("hegmm-en-bsgs", (3, 7, 5), "cloud"), ("e2dm-s", (3, 2, 3), "client"),
+         ("huang", (4, 3, 2), "cloud")]
 
 
 def _context(backend, method, shape, preprocess, params, insecure):

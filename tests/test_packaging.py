@@ -1,8 +1,12 @@
 """The environment files agree, and hepkg imports with numpy alone."""
+import ctypes
+import importlib.util
 import pathlib
 import re
 import subprocess
 import sys
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -30,11 +34,6 @@ def test_hepkg_imports_without_any_he_library():
 def test_pyfhel_keeps_each_copy_of_seal_private():
     # Pyfhel links static SEAL into every library; exported copies interpose, and their shared
     # global memory pool is destroyed twice at exit (scripts/build_pyfhel.py explains the fix)
-    import ctypes
-    import importlib.util
-
-    import pytest
-
     spec = importlib.util.find_spec("Pyfhel")
     if spec is None:
         pytest.skip("Pyfhel not installed")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -23,16 +24,14 @@ from .hegmm import hegmm_en_plan, hegmm_plan
 from .huang import huang_plan
 from .plan import PREPROCESS
 
-_BUILDERS = {"hegmm-en": hegmm_en_plan, "e2dm-s": e2dm_s_plan, "e2dm-r": e2dm_r_plan, "huang": huang_plan}
+_BUILDERS = {"hegmm-en": hegmm_en_plan, "hegmm-ext": partial(hegmm_en_plan, duplicate=False),
+             "hegmm-en-bsgs": partial(hegmm_en_plan, bsgs=True), "e2dm-s": e2dm_s_plan, "e2dm-r": e2dm_r_plan,
+             "huang": huang_plan}
 
 
 def _single(method: str, m: int, l: int, n: int, period: int, preprocess: str, order: str):
     if method == "hegmm":
         return hegmm_plan(m, l, n, period, preprocess, order)
-    if method == "hegmm-ext":
-        return hegmm_en_plan(m, l, n, period, preprocess, duplicate=False)
-    if method == "hegmm-en-bsgs":
-        return hegmm_en_plan(m, l, n, period, preprocess, bsgs=True)
     return _BUILDERS[method](m, l, n, period, preprocess)
 
 
