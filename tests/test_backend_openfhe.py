@@ -134,7 +134,7 @@ def test_inputs_not_modified(scheme):
 def test_public_context_evaluates_but_cannot_decrypt(scheme):
     c = ctx("openfhe", scheme)
     pub = c.public()
-    assert not pub.has_secret and pub.actual_log_q == c.actual_log_q
+    assert not pub.has_secret and pub.built == c.built
     data = c.to_bytes()
     assert ofhe.Serialize(c._sk, ofhe.BINARY)[-4096:] not in data  # no secret-key material
     v = np.arange(1, 101)
@@ -206,9 +206,9 @@ def test_ckks_public_context_and_exact_hoisting():
 # ---------------------------------------------------------------- parameters, keys, sizes
 def test_parameters_openfhe_chooses_and_refuses():
     c = ctx("openfhe", "bfv")
-    assert len(c.moduli_bits) == INT["bfv"].depth + 1 and abs(c.actual_log_q - sum(c.moduli_bits)) < 1
+    assert len(c.built.q_bits) == INT["bfv"].depth + 1 and c.built.p_bits == ()  # BV key switching: no P
     secure = he.context("openfhe", INT["bfv"].replace(name="bfv-8192-d2", n=8192, qi_bits=(43, 43, 44, 44, 44)))
-    assert secure.actual_log_q <= 218 and not secure.insecure
+    assert secure.built.log_pq <= 218 and secure.built.security == 128 and not secure.insecure
     with pytest.raises(he.ParameterError, match="8192"):
         he.context("openfhe", "bfv-4096-small")  # OpenFHE's BFV needs N = 8192 for 128 bits
 
@@ -218,7 +218,7 @@ def test_key_sizes_and_noise_budget():
     sizes = c.key_sizes()
     assert sizes["rotation_keys"] == len(EXACT) + 1
     assert abs(sizes["ciphertext"] - c.nbytes(c.encrypt([1]))) < 0.01 * sizes["ciphertext"]
-    assert sizes["ciphertext"] > 2 * N * 8 * len(c.moduli_bits)
+    assert sizes["ciphertext"] > 2 * N * 8 * len(c.built.q_bits)
     assert sizes["galois_keys"] > len(EXACT) * sizes["public_key"] and small.key_sizes()["galois_keys"] == 0
     assert c.noise_budget(c.encrypt([1])) is None
     with pytest.raises(he.SchemeError, match="noise budget"):

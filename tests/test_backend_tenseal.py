@@ -89,7 +89,7 @@ def test_mul_plain_and_plain_ops_after_rescale(ctx, cts):
     pt = ctx.encode(B, level=1)
     close(ctx, ctx.mul_plain(prod, pt), A * B * B)
     close(ctx, ctx.mul_plain(ca, pt), A * B)  # a plaintext of another level is re-encoded
-    with pytest.raises(he.EncodingError, match="no level"):
+    with pytest.raises(he.EncodingError, match="level 5 does not exist"):
         ctx.encode(B, level=5)
 
 
@@ -162,9 +162,9 @@ def test_serialize_round_trip_and_corruption(ctx, cts):
     back = ctx.deserialize(data)
     assert back.level == 1 and back.depth == 1
     close(ctx, back, A * B)
-    meta, payload = envelope.unpack(data, "ciphertext")
+    meta, payload = envelope.unpack(data, "ciphertext", key=ctx.session_key)  # a party forging a payload
     with pytest.raises(he.CorruptedData, match="could not parse"):
-        ctx.deserialize(envelope.pack("ciphertext", meta, payload[:len(payload) // 2]))
+        ctx.deserialize(envelope.pack("ciphertext", meta, payload[:len(payload) // 2], key=ctx.session_key))
 
 
 def test_public_context_evaluates_but_cannot_decrypt(exact):
@@ -196,9 +196,8 @@ def test_ckks_only_and_parameter_errors(ctx, cts):
         ctx.swap_columns(cts[0])
     with pytest.raises(he.SchemeError):
         he.context("tenseal", "bfv-4096-small")
-    bad = CKKS.replace(name="ckks-bad", qi_bits=(70, 40, 60))
-    with pytest.raises(he.ParameterError, match="SEAL rejects"):
-        he.context("tenseal", bad)
+    with pytest.raises(he.ParameterError, match="2..60 bits"):  # refused before SEAL sees it
+        CKKS.replace(name="ckks-bad", qi_bits=(70, 40, 60))
 
 
 def test_insecure_toy_set():

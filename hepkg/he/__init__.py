@@ -5,20 +5,20 @@
 >>> ctx.decrypt(ctx.rotate(ctx.encrypt([1, 2, 3]), 1), 3)
 array([2, 3, 0])
 """
-from .context import Ciphertext, Context, Plaintext
+from .context import Ciphertext, Context, Plaintext, built_params, require_public
 from .counting import KINDS, OpCounts
-from .errors import (BackendUnavailable, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
+from .errors import (BackendUnavailable, ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted,
-                     ParameterError, SchemeError, SecretKeyRequired)
+                     ParameterError, ScaleOverflow, SchemeError, SecretContextRefused, SecretKeyRequired)
 from .keys import naf, pow2_terms
-from .params import PARAMS, ParamSet, get_params, params_table, security_bits
+from .params import PARAMS, BuiltModulus, ParamSet, get_params, params_table, security_bits
 from .registry import BACKENDS, availability, available_backends, backend_class, context, load_context
 
 __all__ = [
     "context", "load_context", "availability", "available_backends", "backend_class", "BACKENDS",
-    "Context", "Ciphertext", "Plaintext", "OpCounts", "KINDS",
-    "PARAMS", "ParamSet", "get_params", "params_table", "security_bits", "naf", "pow2_terms",
+    "Context", "Ciphertext", "require_public", "built_params", "Plaintext", "OpCounts", "KINDS",
+    "PARAMS", "ParamSet", "BuiltModulus", "get_params", "params_table", "security_bits", "naf", "pow2_terms",
     "HEError", "BackendUnavailable", "ParameterError", "InsecureParameters", "EncodingError", "SchemeError",
     "MissingKeyError", "MissingRotationKey", "SecretKeyRequired", "DepthExhausted", "NoiseBudgetExhausted",
-    "ContextMismatch", "CorruptedData",
+    "ContextMismatch", "CorruptedData", "SecretContextRefused", "ScaleOverflow", "ContextClosed",
 ]

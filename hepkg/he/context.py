@@ -19,19 +19,45 @@ import numpy as np
 
 from . import envelope
 from .counting import OpCounter
-from .errors import (ContextMismatch, CorruptedData, DepthExhausted, EncodingError, MissingKeyError,
-                     NoiseBudgetExhausted, SchemeError, SecretKeyRequired)
-from .keys import RotationKeys
-from .params import ParamSet, get_params
+from .envelope import is_hex, is_int
+from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError,
+                     InsecureParameters, MissingKeyError, NoiseBudgetExhausted, ScaleOverflow, SchemeError,
+                     SecretContextRefused, SecretKeyRequired)
+from .guard import probe
+from .keys import RotationKeys, as_step
+from .params import BuiltModulus, ParamSet, get_params
+
+#: every (backend, parameter set, insecure, built modulus) this process has built: see built_params()
+_BUILT: dict[tuple, dict] = {}
+
+
+def built_params() -> list[dict]:
+    """One record per distinct context this process built: the declared parameter set beside the
+    modulus the library actually built (bits of Q and P) and the security that follows."""
+    return list(_BUILT.values())
+
+
+def require_public(ctx: "Context", role: str) -> "Context":
+    """``ctx`` if it cannot decrypt; :class:`SecretContextRefused` naming ``role`` otherwise.
+
+    Every server-side party calls this on the context it is given.
+    """
+    if not isinstance(ctx, Context):
+        raise TypeError(f"{role} needs a hepkg context, got {type(ctx).__name__}")
+    if ctx.has_secret:
+        raise SecretContextRefused(f"{role} must not hold the secret key: give it ctx.public() (or the bytes of "
+                                   f"ctx.to_bytes()), not the key holder's context")
+    return ctx
 
 
 class Plaintext:
-    """An encoded plaintext bound to one context (and, for CKKS, one level)."""
+    """An encoded plaintext bound to one context and one level (``values``: the slots it encodes,
+    re-encoded when an operation needs it at another level)."""
 
-    __slots__ = ("raw", "key_id", "level")
+    __slots__ = ("raw", "key_id", "level", "values")
 
-    def __init__(self, raw, key_id: str, level: int = 0):
-        self.raw, self.key_id, self.level = raw, key_id, level
+    def __init__(self, raw, key_id: str, level: int, values: np.ndarray):
+        self.raw, self.key_id, self.level, self.values = raw, key_id, level, values
 
 
 class Ciphertext:
@@ -82,6 +108,9 @@ class Context(ABC):
     #: True where the library reports the BFV noise budget; decryption then checks it,
     #: elsewhere BFV depth is enforced against the parameter set instead.
     has_noise_budget = False
+    #: True where the library's parser can crash the interpreter on malformed bytes: public
+    #: contexts are then parsed in a forked child first (see hepkg.he.guard)
+    fragile_parser = False
 
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
                  swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b""):
@@ -95,19 +124,72 @@ class Context(ABC):
         self.slots = self.params.slots
         self.period = self.params.n // 2  # rotation period: a BFV row, or all CKKS slots
         self.counter = OpCounter()
+        self._closed = False
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
             self.key_id = os.urandom(16).hex()
-            self.has_secret = True
+            self._session_key = os.urandom(envelope.KEY_BYTES)
+            self.__has_secret = True
             self._keygen()
         else:
             self.keys = RotationKeys("exact", _meta["steps"], self.period)
             self.keys.policy = _meta["policy"]
             self.swap_key = _meta["swap"]
             self.key_id = _meta["key_id"]
-            self.has_secret = False
+            self._session_key = bytes.fromhex(_meta["session_key"])
+            self.__has_secret = False
             self._load_public(_payload)
+        self.built = BuiltModulus(**self._modulus())
+        self._check_built(_meta)
+        _BUILT[(self.backend, self.params.name, self.insecure, self.built)] = dict(
+            backend=self.backend, params=self.params.name, insecure=self.insecure, declared_log_pq=self.params.log_pq,
+            declared_security=self.params.security, **self.built.as_dict())
+
+    def _check_built(self, meta: dict | None) -> None:
+        """What the library built must be what was asked for (and what the sender built), and secure."""
+        built, p = self.built, self.params
+        if built.n != p.n:
+            self.close()
+            raise CorruptedData(f"the context claims {p.name} (N={p.n}) but the {self.backend} payload builds "
+                                f"N={built.n}")
+        if meta is not None and meta["built"] != dict(q_bits=list(built.q_bits), p_bits=list(built.p_bits)):
+            self.close()
+            raise CorruptedData(f"the context's metadata records moduli {meta['built']} but the payload builds "
+                                f"q_bits={list(built.q_bits)}, p_bits={list(built.p_bits)}")
+        if built.security < 128 and not self.insecure:
+            self.close()
+            raise InsecureParameters(
+                f"{self.backend} built {p.name} with log PQ = {built.log_pq} (Q {built.log_q} bits, P "
+                f"{built.log_pq - built.log_q} bits) at N={built.n}: about {built.security:g} bits of security, "
+                f"below 128; pass insecure=True for tests or demos only")
+
+    # ------------------------------------------------------------------ lifetime
+    @property
+    def has_secret(self) -> bool:
+        """True for the key holder's context; fixed when the context is made (use :meth:`public`)."""
+        return self.__has_secret
+
+    @has_secret.setter
+    def has_secret(self, value) -> None:
+        raise AttributeError("has_secret is read-only: a context's role is fixed when it is made "
+                             "(the key holder's context from hk.context(), evaluation-only from ctx.public())")
+
+    def close(self) -> None:
+        """Release the keys now (OpenFHE keeps them in process-wide maps); idempotent.
+
+        A context is also released when it is garbage-collected; ``with hk.context(...) as ctx:``
+        closes it at the end of the block. Operations on a closed context raise ContextClosed.
+        """
+        if not self._closed:
+            self._closed = True
+            self._release()
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -142,6 +224,8 @@ class Context(ABC):
             arr = np.full(self.slots, arr.item())
         if arr.ndim != 1:
             raise EncodingError(f"expected a 1-D vector, got shape {arr.shape}")
+        if arr.size == 0:
+            raise EncodingError("the vector is empty: nothing to encode")
         if arr.size > self.slots:
             raise EncodingError(f"vector of length {arr.size} exceeds the {self.slots} slots of "
                                 f"{self.params.name} (N={self.params.n})")
@@ -152,9 +236,9 @@ class Context(ABC):
         if arr.dtype == object:
             if not all(isinstance(v, (int, np.integer)) for v in arr):
                 raise EncodingError(f"{self.scheme.upper()} encodes integers; got non-integer objects")
-            lo, hi = (min(arr), max(arr)) if arr.size else (0, 0)
+            lo, hi = min(arr), max(arr)
         elif arr.dtype.kind in "iub":
-            lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+            lo, hi = int(arr.min()), int(arr.max())
         else:
             raise EncodingError(f"{self.scheme.upper()} encodes integers; got dtype {arr.dtype}. "
                                 f"Round explicitly or use a fixed-point encoding with a scale")
@@ -162,16 +246,16 @@ class Context(ABC):
             raise EncodingError(f"values in [{lo}, {hi}] are outside the plaintext range "
                                 f"[-{t // 2}, {t - 1}] of t={t}")
         out = np.zeros(self.slots, dtype=np.int64)
-        out[:arr.size] = np.asarray(arr, dtype=np.int64) % t
+        out[:arr.size] = np.asarray([int(v) % t for v in arr] if arr.dtype == object else arr.astype(np.int64) % t)
         return out
 
     def _check_real(self, arr: np.ndarray) -> np.ndarray:
         if arr.dtype.kind not in "iubfc":
             raise EncodingError(f"CKKS encodes real or complex numbers; got dtype {arr.dtype}")
-        if arr.size and not np.all(np.isfinite(arr)):
+        if not np.all(np.isfinite(arr)):
             raise EncodingError("CKKS cannot encode NaN or infinite values")
-        bound = 2.0 ** (self.params.qi_bits[0] - self.params.scale_bits - 1)
-        if arr.size and np.max(np.abs(arr)) >= bound:
+        bound = self.ckks_capacity
+        if np.max(np.abs(arr)) >= bound:
             raise EncodingError(f"|value| up to {np.max(np.abs(arr)):g} overflows CKKS: must stay below "
                                 f"2^{self.params.qi_bits[0] - self.params.scale_bits - 1} for scale "
                                 f"2^{self.params.scale_bits} and a {self.params.qi_bits[0]}-bit first prime")
@@ -179,18 +263,42 @@ class Context(ABC):
         out[:arr.size] = arr
         return out
 
+    @property
+    def ckks_capacity(self) -> float:
+        """CKKS: the magnitude a value must stay below, 2^(q0 - scale_bits - 1) (what the first
+        prime holds at the scale once every other prime is rescaled away)."""
+        return 2.0 ** (self.params.qi_bits[0] - self.params.scale_bits - 1)
+
+    @property
+    def max_level(self) -> int:
+        """The deepest level (moduli dropped) a ciphertext or plaintext can be at."""
+        return len(self.params.qi_bits) - 2
+
+    def _valid_level(self, level) -> int:
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, np.integer)):
+            raise TypeError(f"level must be an integer, got {level!r} ({type(level).__name__})")
+        if not 0 <= level <= self.max_level:
+            raise EncodingError(f"level {level} does not exist: {self.params.name} on {self.backend} has levels "
+                                f"0..{self.max_level}")
+        return int(level)
+
     def encode(self, values, *, level: int = 0) -> Plaintext:
-        """Encode a vector (at most ``slots`` values; padded with zeros) as a plaintext."""
+        """Encode a vector (at most ``slots`` values; padded with zeros) as a plaintext at ``level``."""
+        self._alive()
+        level = self._valid_level(level)
+        return self._encoded(self._values(values, allow_scalar=True), level)
+
+    def _encoded(self, values: np.ndarray, level: int) -> Plaintext:
         self.counter.add("encode")
-        return Plaintext(self._encode(self._values(values, allow_scalar=True), level), self.key_id, level)
+        return Plaintext(self._encode(values, level), self.key_id, level, values)
 
     # ------------------------------------------------------------------ encrypt/decrypt
     def encrypt(self, values) -> Ciphertext:
         """Encrypt a vector (or a :class:`Plaintext` of this context)."""
+        self._alive()
         pt = values if isinstance(values, Plaintext) else None
         if pt is None:
-            pt = Plaintext(self._encode(self._values(values, allow_scalar=False), 0), self.key_id)
-            self.counter.add("encode")
+            pt = self._encoded(self._values(values, allow_scalar=False), 0)
         else:
             self._check_plain(pt)
         self.counter.add("encrypt")
@@ -206,22 +314,43 @@ class Context(ABC):
         self._check(ct)
         if not self.has_secret:
             raise SecretKeyRequired("this is a public (evaluation) context: it holds no secret key and cannot decrypt")
+        if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer))
+                              or not 0 <= n <= self.slots):
+            raise ValueError(f"n must be None or an integer in 0..{self.slots} (slots to return), got {n!r}")
         if self.is_integer and self.has_noise_budget and self._noise_budget(ct.raw) <= 0:
             raise NoiseBudgetExhausted(f"noise budget exhausted (depth {ct.depth}): decryption would be wrong; "
                                        f"use a larger modulus or fewer multiplications")
         self.counter.add("decrypt")
-        out = self._decrypt(ct.raw)[: self.slots if n is None else n]
+        out = self._decrypt(ct.raw)
         if self.is_integer:
             t = self.plain_modulus
-            out = np.asarray(out, dtype=np.int64) % t
+            out = np.asarray(out[: self.slots if n is None else n], dtype=np.int64) % t
             if signed:
                 out[out > t // 2] -= t
             return out
         out = np.asarray(out, dtype=np.complex128)
+        self._check_magnitude(out, ct)
+        out = out[: self.slots if n is None else n]
         return out if complex else out.real.copy()
 
+    def _check_magnitude(self, values: np.ndarray, ct: Ciphertext) -> None:
+        """ScaleOverflow when a CKKS result is beyond the capacity: it wrapped modulo q (or will,
+        by the last level). Checked on every slot: a wrapped result is garbage everywhere."""
+        peak = float(np.max(np.abs(values))) if values.size else 0.0
+        if not np.isfinite(peak) or peak >= self.ckks_capacity:
+            raise ScaleOverflow(
+                f"CKKS result of magnitude up to {peak:.3g} (depth {ct.depth}) is beyond the {self.ckks_capacity:g} "
+                f"= 2^{self.params.qi_bits[0] - self.params.scale_bits - 1} that scale 2^{self.params.scale_bits} "
+                f"with a {self.params.qi_bits[0]}-bit first prime holds: it wraps modulo q (garbage on a real backend); "
+                f"scale the inputs down")
+
     # ------------------------------------------------------------------ checks
+    def _alive(self) -> None:
+        if self._closed:
+            raise ContextClosed(f"this {self.backend} context ({self.params.name}) was closed: its keys are released")
+
     def _check(self, ct) -> None:
+        self._alive()
         if not isinstance(ct, Ciphertext):
             raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
         if ct.ctx is not self and ct.ctx.key_id != self.key_id:
@@ -251,9 +380,10 @@ class Context(ABC):
         return Ciphertext(raw, self, depth=depth, level=level, size=size, pending=pending)
 
     def _plain_for(self, ct: Ciphertext, p) -> Plaintext:
+        """``p`` as a plaintext at ``ct``'s level (a plaintext at another level is re-encoded)."""
         if isinstance(p, Plaintext):
             self._check_plain(p)
-            return p
+            return p if p.level == ct.level else self._encoded(p.values, ct.level)
         return self.encode(p, level=ct.level)
 
     # ------------------------------------------------------------------ arithmetic
@@ -352,9 +482,8 @@ class Context(ABC):
         """Drop the last prime without scaling the message (BFV modulus switch, CKKS level drop)."""
         self._check(a)
         a = self._ready(a)
-        limit = len(self.params.qi_bits) - 2  # keep at least one data prime
-        if a.level + 1 > limit:
-            raise DepthExhausted(f"no modulus left to drop: ciphertext at level {a.level} of {limit}")
+        if a.level + 1 > self.max_level:  # keep at least one data prime
+            raise DepthExhausted(f"no modulus left to drop: ciphertext at level {a.level} of {self.max_level}")
         self.counter.add("mod_switch")
         return self._derive(self._mod_switch(a.raw), a, level=a.level + 1, size=a.size)
 
@@ -367,9 +496,10 @@ class Context(ABC):
     def rotate(self, a: Ciphertext, k: int) -> Ciphertext:
         """Left rotation by k slots (each BFV row rotates on its own)."""
         self._check(a)
+        k = as_step(k)
         a = self._ready(a)
         self._linear(a, "rotation")
-        plan = self.keys.plan(int(k))
+        plan = self.keys.plan(k)
         if not plan:
             return a
         raw = a.raw
@@ -386,9 +516,9 @@ class Context(ABC):
         OpenFHE, a loop elsewhere); composed ``pow2`` rotations fall back to :meth:`rotate`.
         """
         self._check(a)
+        steps = list(dict.fromkeys(as_step(s) for s in steps))
         a = self._ready(a)
         self._linear(a, "rotation")
-        steps = list(dict.fromkeys(int(s) for s in steps))
         direct = [s for s in steps if s % self.period and s % self.period in self.keys.steps]
         out = {s: a for s in steps if s % self.period == 0}
         if direct:
@@ -442,36 +572,76 @@ class Context(ABC):
 
     # ------------------------------------------------------------------ serialization & roles
     def serialize(self, ct: Ciphertext) -> bytes:
-        """Bytes of a ciphertext (hepkg envelope around the library's own format)."""
+        """Bytes of a ciphertext: the library's own format in an envelope authenticated with
+        this session's key (see :mod:`hepkg.he.envelope`)."""
         self._check(ct)
         self._linear(ct, "serialization")
         meta = dict(backend=self.backend, params=self.params.name, key_id=self.key_id, depth=ct.depth,
                     level=ct.level, pending=ct.pending)
-        return envelope.pack("ciphertext", meta, self._ser(ct.raw))
+        return envelope.pack("ciphertext", meta, self._ser(ct.raw), key=self._session_key)
 
-    def deserialize(self, data: bytes) -> Ciphertext:
-        meta, payload = envelope.unpack(data, "ciphertext")
-        if meta["key_id"] != self.key_id or meta["backend"] != self.backend:
-            raise ContextMismatch(f"ciphertext was made under another context ({meta['backend']}/"
-                                  f"{meta['params']}, keys {meta['key_id'][:8]}); this is {self.backend}/"
-                                  f"{self.params.name}, keys {self.key_id[:8]}")
+    def deserialize(self, data: bytes, *, guard: bool = False) -> Ciphertext:
+        """The ciphertext of :meth:`serialize`, made in this session; CorruptedData or ContextMismatch
+        (naming the reason) for anything else.
+
+        The session's MAC keeps out bytes altered or forged outside the session. A party that holds
+        the session key could still send a malformed payload; ``guard=True`` parses it in a forked
+        child first where the library's parser can crash (``fragile_parser``: OpenFHE).
+        """
+        self._alive()
+        try:
+            meta, payload = envelope.unpack(data, "ciphertext", key=self._session_key)
+        except CorruptedData:
+            meta = self._foreign_meta(data)
+            if meta is None:
+                raise
+            raise ContextMismatch(f"ciphertext was made under another context ({meta.get('backend')}/"
+                                  f"{meta.get('params')}, keys {str(meta.get('key_id'))[:8]}); this is "
+                                  f"{self.backend}/{self.params.name}, keys {self.key_id[:8]}") from None
+        envelope.require(meta, {"backend": lambda v: v == self.backend, "params": lambda v: v == self.params.name,
+                                "key_id": lambda v: v == self.key_id, "depth": is_int(0),
+                                "level": is_int(0, self.max_level), "pending": lambda v: isinstance(v, bool)},
+                         "ciphertext")
+        if guard and self.fragile_parser:
+            probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
+        return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
+                          pending=meta["pending"])
+
+    def _parse(self, payload: bytes, meta: dict):
+        """The library's ciphertext from ``payload``, checked against ``meta``."""
         try:
             raw = self._deser(payload)
         except Exception as exc:  # the library's own parse error
             raise CorruptedData(f"{self.backend} could not parse the ciphertext: {exc}") from exc
-        return Ciphertext(raw, self, depth=meta["depth"], level=meta["level"], pending=meta["pending"])
+        self._check_raw(raw, meta)
+        return raw
+
+    def _foreign_meta(self, data) -> dict | None:
+        """The (unverified) metadata of a ciphertext of another session, to name it in the error."""
+        meta = envelope.peek(data)
+        ok = meta is not None and meta.get("kind") == "ciphertext" and meta.get("key_id") != self.key_id
+        return meta if ok else None
 
     def to_bytes(self) -> bytes:
-        """The public part (parameters, public and evaluation keys; never the secret key)."""
+        """The public part: parameters, public and evaluation keys, the built moduli and the session
+        key the parties authenticate their messages with (never the secret key). Send it to the
+        session's parties only."""
+        self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps), swap=self.swap_key, key_id=self.key_id,
-                    insecure=self.insecure)
+                    insecure=self.insecure, session_key=self._session_key.hex(),
+                    built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
         return envelope.pack("context", meta, self._public_payload())
 
     def public(self) -> "Context":
         """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`."""
         from .registry import load_context
-        return load_context(self.to_bytes())
+        return load_context(self.to_bytes(), guard=False)
+
+    @property
+    def session_key(self) -> bytes:
+        """The key that authenticates this session's serialized objects (shared with the parties)."""
+        return self._session_key
 
     # ------------------------------------------------------------------ backend hooks
     # Raw objects are the library's own. Steps passed to _rotate are normalized to
@@ -541,6 +711,16 @@ class Context(ABC):
 
     @abstractmethod
     def _key_sizes(self) -> dict[str, int]: ...
+
+    @abstractmethod
+    def _modulus(self) -> dict:
+        """n, q_bits, p_bits and source of the modulus the library built (see BuiltModulus)."""
+
+    def _release(self) -> None:
+        """Free what the library keeps beyond this object's lifetime (nothing by default)."""
+
+    def _check_raw(self, raw, meta: dict) -> None:
+        """CorruptedData when a parsed ciphertext contradicts its metadata (nothing checked by default)."""
 
     def _rotate_hoisted(self, x, steps: list[int]) -> list:
         """Several rotations of one ciphertext; a plain loop unless the backend hoists."""

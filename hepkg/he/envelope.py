@@ -1,8 +1,14 @@
-"""Framing of serialized hepkg objects: magic, checksum, metadata, library payload.
+"""Framing of serialized hepkg objects: magic, tag, metadata, library payload.
 
-``MAGIC | blake2b-16(rest) | u32 meta length | meta (JSON) | payload``. Unpacking checks
-the magic, the length and the checksum, so truncated or altered bytes raise
-:class:`CorruptedData` before any HE library parses them.
+``MAGIC | tag | u32 meta length | meta (JSON) | payload``, the tag being BLAKE2b-256 of
+everything after it. Objects made under a context (ciphertexts, the parties' messages)
+are tagged with the context's *session key*, a 32-byte secret generated with the keys
+and shared with the parties inside the public context: the tag is then a MAC, so bytes
+altered or forged by anyone outside the session raise :class:`CorruptedData` before any
+HE library parses them (OpenFHE's parser aborts the interpreter on some malformed
+inputs). Public contexts themselves carry an unkeyed checksum; they are parsed in a
+guarded child process first (see :mod:`hepkg.he.guard`). The metadata is checked field
+by field (:func:`require`), so a missing or ill-typed field is reported by name.
 """
 from __future__ import annotations
 
@@ -12,31 +18,82 @@ import struct
 
 from .errors import CorruptedData
 
-MAGIC = b"HEPKG\x01"
-_DIGEST = 16
+MAGIC = b"HEPKG\x02"
+_OLD_MAGIC = b"HEPKG\x01"
+_TAG = 32
+KEY_BYTES = 32
 
 
-def pack(kind: str, meta: dict, payload: bytes) -> bytes:
+def _tag(rest: bytes, key: bytes | None) -> bytes:
+    return hashlib.blake2b(rest, digest_size=_TAG, key=key or b"").digest()
+
+
+def pack(kind: str, meta: dict, payload: bytes, key: bytes | None = None) -> bytes:
+    """Bytes of a ``kind`` object; ``key`` (a session key) makes the tag a MAC."""
     head = json.dumps(dict(meta, kind=kind), sort_keys=True).encode()
     rest = struct.pack("<I", len(head)) + head + bytes(payload)
-    return MAGIC + hashlib.blake2b(rest, digest_size=_DIGEST).digest() + rest
+    return MAGIC + _tag(rest, key) + rest
 
 
-def unpack(data: bytes, kind: str) -> tuple[dict, bytes]:
-    """Return (meta, payload) of ``data``, which must hold a ``kind`` object."""
+def unpack(data: bytes, kind: str, key: bytes | None = None) -> tuple[dict, bytes]:
+    """Return (meta, payload) of ``data``, which must hold a ``kind`` object tagged with ``key``."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CorruptedData(f"expected bytes, got {type(data).__name__}")
     data = bytes(data)
+    if data.startswith(_OLD_MAGIC):
+        raise CorruptedData("hepkg data in format 1 (unauthenticated); serialize it again with this version")
     if not data.startswith(MAGIC):
         raise CorruptedData("not hepkg data: the magic header is missing")
-    digest, rest = data[len(MAGIC):len(MAGIC) + _DIGEST], data[len(MAGIC) + _DIGEST:]
-    if len(rest) < 4 or hashlib.blake2b(rest, digest_size=_DIGEST).digest() != digest:
-        raise CorruptedData(f"checksum mismatch: the {len(data)} bytes are truncated or altered")
+    tag, rest = data[len(MAGIC):len(MAGIC) + _TAG], data[len(MAGIC) + _TAG:]
+    if len(rest) < 4 or _tag(rest, key) != tag:
+        what = ("authentication failed: the bytes were altered, truncated, or made in another session "
+                "(another context's key)") if key else "checksum mismatch: the bytes are truncated or altered"
+        raise CorruptedData(f"{what} ({len(data)} bytes, expected a {kind})")
     (n,) = struct.unpack("<I", rest[:4])
-    meta = json.loads(rest[4:4 + n])
+    try:
+        meta = json.loads(rest[4:4 + n])
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptedData(f"the {kind}'s metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CorruptedData(f"the {kind}'s metadata is a {type(meta).__name__}, not an object")
     if meta.get("kind") != kind:
-        raise CorruptedData(f"expected a serialized {kind}, got a {meta.get('kind')}")
+        raise CorruptedData(f"expected a serialized {kind}, got a {meta.get('kind')!r}")
     return meta, rest[4 + n:]
+
+
+def peek(data) -> dict | None:
+    """The metadata of ``data`` WITHOUT checking its tag (for error messages only), or None."""
+    try:
+        rest = bytes(data)[len(MAGIC) + _TAG:]
+        meta = json.loads(rest[4:4 + struct.unpack("<I", rest[:4])[0]])
+    except (TypeError, ValueError, struct.error):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def require(meta: dict, spec: dict, what: str) -> dict:
+    """``meta`` if every field of ``spec`` (name -> check(value) -> bool) is present and valid."""
+    for name, check in spec.items():
+        if name not in meta:
+            raise CorruptedData(f"{what}: metadata field {name!r} is missing")
+        if not check(meta[name]):
+            raise CorruptedData(f"{what}: metadata field {name!r} has an invalid value {meta[name]!r}")
+    return meta
+
+
+def is_int(lo: int = 0, hi: int | None = None):
+    """A check for an integer (not a bool) in [lo, hi]."""
+    return lambda v: type(v) is int and v >= lo and (hi is None or v <= hi)
+
+
+def is_hex(nbytes: int):
+    """A check for a hex string of ``nbytes`` bytes."""
+    def check(v) -> bool:
+        try:
+            return isinstance(v, str) and len(bytes.fromhex(v)) == nbytes
+        except ValueError:
+            return False
+    return check
 
 
 def frame(parts) -> bytes:

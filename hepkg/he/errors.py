@@ -37,6 +37,10 @@ class SecretKeyRequired(HEError, PermissionError):
     """Decryption was attempted on a public (evaluation-only) context."""
 
 
+class SecretContextRefused(HEError, PermissionError):
+    """A server-side party was given a context that holds the secret key (give it ``ctx.public()``)."""
+
+
 class DepthExhausted(HEError, ArithmeticError):
     """A multiplication would exceed the multiplicative depth of the parameter set."""
 
@@ -51,3 +55,11 @@ class ContextMismatch(HEError, ValueError):
 
 class CorruptedData(HEError, ValueError):
     """Serialized bytes are truncated, altered, or not hepkg data."""
+
+
+class ScaleOverflow(HEError, ArithmeticError):
+    """A CKKS result outgrew what the modulus holds at its scale: the decrypted values wrapped."""
+
+
+class ContextClosed(HEError, RuntimeError):
+    """The context was closed (its keys released); build a new one."""

@@ -8,9 +8,18 @@ rotation; any other step raises :class:`MissingRotationKey`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import MissingRotationKey, ParameterError
 
 POLICIES = ("pow2", "exact")
+
+
+def as_step(k) -> int:
+    """``k`` as a rotation step: a Python or numpy integer, not a bool; TypeError otherwise."""
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"rotation steps are integers; got {k!r} ({type(k).__name__})")
+    return int(k)
 
 
 def naf(k: int) -> list[int]:
@@ -49,7 +58,7 @@ class RotationKeys:
                 raise ParameterError("rotations='all' is only meaningful with policy='pow2'")
             self.steps = self._all_pow2(period)
         else:
-            wanted = {int(s) % period for s in (steps or ())} - {0}
+            wanted = {as_step(s) % period for s in (steps or ())} - {0}
             if policy == "exact":
                 self.steps = frozenset(wanted)
             else:
@@ -65,7 +74,7 @@ class RotationKeys:
 
     def plan(self, k: int) -> list[int]:
         """Key steps (normalized mod period) whose key switches realize a rotation by k."""
-        k %= self.period
+        k = as_step(k) % self.period
         if k == 0:
             return []
         if self.policy == "exact" or k in self.steps:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from .errors import InsecureParameters, ParameterError
 
 #: max log2(PQ) per ring degree for 128, 192 and 256-bit classical security.
@@ -35,14 +37,17 @@ SEAL_DEFAULT_QI = {
 }
 
 
-def security_bits(n: int, log_pq: int) -> float:
+def security_bits(n: int, log_pq: float) -> float:
     """Security level (bits) of ring degree ``n`` with a ``log_pq``-bit modulus.
 
     Returns 256, 192 or 128 when the standard's table guarantees that level, otherwise
-    an interpolated estimate below 128.
+    an estimate below 128 extrapolated from the table (indicative only; floored at 0,
+    where the extrapolation leaves any meaningful range).
     """
     if n not in HE_STANDARD:
         raise ParameterError(f"ring degree {n} is not in the HE standard table (powers of two 1024..131072)")
+    if not _is_number(log_pq) or not log_pq > 0:
+        raise ParameterError(f"log PQ must be a positive number of bits, got {log_pq!r}")
     row = HE_STANDARD[n]
     for level in (256, 192, 128):
         if log_pq <= row[level]:
@@ -50,7 +55,19 @@ def security_bits(n: int, log_pq: int) -> float:
     # lambda ~ a * n / log_pq + b, fitted through the 128- and 192-bit points.
     x128, x192 = n / row[128], n / row[192]
     slope = 64.0 / (x192 - x128)
-    return round(128.0 + slope * (n / log_pq - x128), 1)
+    return max(0.0, round(128.0 + slope * (n / log_pq - x128), 1))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_number(v) -> bool:
+    return _is_int(v) or isinstance(v, (float, np.floating))
+
+
+#: bit sizes a coefficient-modulus prime may have (SEAL and OpenFHE use 64-bit words, at most 60-bit primes)
+PRIME_BITS = (2, 60)
 
 
 @dataclass(frozen=True)
@@ -79,20 +96,55 @@ class ParamSet:
     tags: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
+        for problem in self._problems():
+            raise ParameterError(f"parameter set {self.name!r}: {problem}")
+        object.__setattr__(self, "qi_bits", tuple(int(b) for b in self.qi_bits))
+        object.__setattr__(self, "tags", tuple(self.tags))
+
+    def _problems(self):
+        """Every inconsistency of the fields, as sentences (empty when the set is valid)."""
+        if not isinstance(self.name, str) or not self.name:
+            yield "the name must be a non-empty string"
         if self.scheme not in ("bfv", "bgv", "ckks"):
-            raise ParameterError(f"{self.name}: unknown scheme {self.scheme!r} (bfv, bgv, ckks)")
-        if self.n < 2 or self.n & (self.n - 1):
-            raise ParameterError(f"{self.name}: ring degree {self.n} is not a power of two")
+            yield f"unknown scheme {self.scheme!r} (bfv, bgv, ckks)"
+        if not _is_int(self.n) or self.n not in HE_STANDARD:
+            yield f"ring degree {self.n!r} must be a power of two in {min(HE_STANDARD)}..{max(HE_STANDARD)}"
+        lo, hi = PRIME_BITS
+        if (not isinstance(self.qi_bits, (tuple, list)) or len(self.qi_bits) < 2
+                or not all(_is_int(b) and lo <= b <= hi for b in self.qi_bits)):
+            yield (f"qi_bits {self.qi_bits!r} must list at least two prime sizes (data primes, then the "
+                   f"key-switching prime), each an integer of {lo}..{hi} bits")
+        if not _is_int(self.depth) or self.depth < 0:
+            yield f"depth {self.depth!r} must be a non-negative integer"
+        if not _is_int(self.special_bits) or self.special_bits < 0:
+            yield f"special_bits {self.special_bits!r} must be a non-negative integer"
+        if self.ks_digits is not None and (not _is_int(self.ks_digits) or self.ks_digits < 1):
+            yield f"ks_digits {self.ks_digits!r} must be None or a positive integer"
         if self.scheme in ("bfv", "bgv"):
-            t = self.plain_modulus
-            if not t or t < 2:
-                raise ParameterError(f"{self.name}: {self.scheme.upper()} needs a plaintext modulus >= 2")
-            if (t - 1) % (2 * self.n):
-                raise ParameterError(f"{self.name}: t={t} is not 1 mod 2N={2 * self.n}: no SIMD batching")
-        elif not self.scale_bits:
-            raise ParameterError(f"{self.name}: CKKS needs scale_bits")
-        if self.depth < 0:
-            raise ParameterError(f"{self.name}: negative depth")
+            yield from self._integer_problems()
+        elif self.scheme == "ckks":
+            yield from self._ckks_problems()
+
+    def _integer_problems(self):
+        t = self.plain_modulus
+        if not _is_int(t) or t < 2:
+            yield f"{self.scheme.upper()} needs an integer plaintext modulus >= 2, got {t!r}"
+        elif _is_int(self.n) and (t - 1) % (2 * self.n):
+            yield f"t={t} is not 1 mod 2N={2 * self.n}: no SIMD batching"
+        elif t.bit_length() >= max(self.qi_bits, default=0) or t.bit_length() > PRIME_BITS[1]:
+            yield f"t={t} ({t.bit_length()} bits) must be smaller than the coefficient-modulus primes"
+        if self.scale_bits is not None:
+            yield f"{self.scheme.upper()} has no scale (scale_bits={self.scale_bits!r})"
+
+    def _ckks_problems(self):
+        s = self.scale_bits
+        if not _is_int(s) or not 1 <= s < self.qi_bits[0]:
+            yield f"CKKS needs scale_bits, an integer below the first prime's {self.qi_bits[0]} bits, got {s!r}"
+        if self.plain_modulus is not None:
+            yield f"CKKS has no plaintext modulus (plain_modulus={self.plain_modulus!r})"
+        if _is_int(self.depth) and self.depth > len(self.qi_bits) - 2:
+            yield (f"depth {self.depth} needs {self.depth} rescaling primes between the first and the "
+                   f"key-switching prime; qi_bits lists {len(self.qi_bits) - 2}")
 
     @property
     def log_q(self) -> int:
@@ -143,6 +195,38 @@ class ParamSet:
         d = {k: v for k, v in asdict(self).items()}
         d.update(changes)
         return ParamSet(**d)
+
+
+@dataclass(frozen=True)
+class BuiltModulus:
+    """The modulus a library actually built for a context, read back from it.
+
+    ``q_bits``: bit sizes of the ciphertext-modulus primes; ``p_bits``: the key-switching
+    primes; ``source`` says how they were obtained (read from the library, computed by the
+    library's own rule where its bindings do not expose them, or declared on ``sim``).
+    Security follows from log2(PQ) as for :class:`ParamSet`.
+    """
+
+    n: int
+    q_bits: tuple[int, ...]
+    p_bits: tuple[int, ...]
+    source: str
+
+    @property
+    def log_q(self) -> int:
+        return sum(self.q_bits)
+
+    @property
+    def log_pq(self) -> int:
+        return self.log_q + sum(self.p_bits)
+
+    @property
+    def security(self) -> float:
+        return security_bits(self.n, self.log_pq)
+
+    def as_dict(self) -> dict:
+        return dict(n=self.n, q_bits=list(self.q_bits), p_bits=list(self.p_bits), log_q=self.log_q,
+                    log_p=sum(self.p_bits), log_pq=self.log_pq, security=self.security, source=self.source)
 
 
 def _set(**kw) -> ParamSet:

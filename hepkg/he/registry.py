@@ -1,11 +1,15 @@
 """Backend registry: which backends exist, which are installed, and how to build a context."""
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 
 from . import envelope
-from .errors import BackendUnavailable, ParameterError
+from .envelope import is_hex
+from .errors import BackendUnavailable, CorruptedData, ParameterError
+from .guard import probe
+from .keys import POLICIES
 from .params import ParamSet
 
 #: backend -> (module, class, the library it needs or None, install hint)
@@ -55,11 +59,43 @@ def context(backend: str = "sim", params: "str | ParamSet" = "bfv-8192-default",
     return backend_class(backend)(params, rotations=rotations, policy=policy, swap=swap, insecure=insecure)
 
 
-def load_context(data: bytes):
-    """Rebuild a public (evaluation-only) context from :meth:`Context.to_bytes`."""
+def _is_bits(v) -> bool:
+    return isinstance(v, list) and all(type(b) is int and b > 0 for b in v)
+
+
+_CONTEXT_META = {
+    "backend": lambda v: v in BACKENDS, "params": lambda v: isinstance(v, dict),
+    "policy": lambda v: v in POLICIES, "steps": lambda v: isinstance(v, list) and all(type(s) is int for s in v),
+    "swap": lambda v: isinstance(v, bool), "insecure": lambda v: isinstance(v, bool), "key_id": is_hex(16),
+    "session_key": is_hex(envelope.KEY_BYTES),
+    "built": lambda v: isinstance(v, dict) and set(v) == {"q_bits", "p_bits"} and all(map(_is_bits, v.values())),
+}
+
+
+def _params(fields: dict) -> ParamSet:
+    """The ParamSet a context's metadata describes; CorruptedData naming what is wrong."""
+    names = ParamSet.__dataclass_fields__
+    missing = [k for k in ("name", "scheme", "n", "qi_bits", "depth") if k not in fields]
+    if missing:
+        raise CorruptedData(f"context metadata: the parameter set lacks {missing}")
+    try:
+        return ParamSet(**{k: tuple(v) if k in ("qi_bits", "tags") else v for k, v in fields.items() if k in names})
+    except (ParameterError, TypeError) as exc:
+        raise CorruptedData(f"context metadata: invalid parameter set ({exc})") from None
+
+
+def load_context(data: bytes, *, guard: bool = True):
+    """Rebuild a public (evaluation-only) context from :meth:`Context.to_bytes`.
+
+    The metadata is checked field by field and against what the payload builds (ring
+    degree, moduli). On a backend whose parser can crash the interpreter on malformed bytes
+    (``fragile_parser``: OpenFHE), the payload is first parsed in a forked child
+    (:func:`hepkg.he.guard.probe`); ``guard=False`` skips that for bytes this process made.
+    """
     meta, payload = envelope.unpack(data, "context")
-    params = meta["params"]
-    fields = {k: v for k, v in params.items() if k in ParamSet.__dataclass_fields__}
-    fields["qi_bits"], fields["tags"] = tuple(fields["qi_bits"]), tuple(fields["tags"])
-    return backend_class(meta["backend"])(ParamSet(**fields), insecure=meta["insecure"], _meta=meta,
-                                          _payload=payload)
+    envelope.require(meta, _CONTEXT_META, "context")
+    cls = backend_class(meta["backend"])
+    build = functools.partial(cls, _params(meta["params"]), insecure=meta["insecure"], _meta=meta, _payload=payload)
+    if guard and cls.fragile_parser:
+        probe(build, what=f"{meta['backend']} context", size=len(payload))
+    return build()

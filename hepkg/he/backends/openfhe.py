@@ -7,7 +7,7 @@ complex slots (``CKKSDataType.COMPLEX``).
 
 Parameters: OpenFHE picks its own moduli from (N, t, depth, scale, first prime) and
 refuses a ring too small for 128-bit security at that depth; what it chose is recorded
-in ``moduli_bits`` and ``actual_log_q``. CKKS runs ``FIXEDMANUAL`` (hepkg rescales
+in ``ctx.built`` (bits of Q and P). CKKS runs ``FIXEDMANUAL`` (hepkg rescales
 explicitly); BGV runs ``FIXEDMANUAL`` too, each product (ct x ct or ct x pt) followed by
 ``ModReduce`` as OpenFHE's BGV moduli assume, so its towers are shared by products and
 explicit ``mod_switch``. BFV has no ``ModReduce``/``LevelReduce`` (no-op / not
@@ -16,21 +16,36 @@ tower fewer, the ciphertext level set to the towers dropped (what OpenFHE record
 when it encrypts a BFV plaintext encoded at a level); of two operands at different levels
 the one with more towers is compressed to match, and plaintexts are re-encoded to match.
 
-Keys: OpenFHE keeps evaluation keys in process-wide maps keyed by the secret key's tag.
-A public context deserializes the crypto context, public key and evaluation keys; in the
-process that made them the keys are already in the maps and are reused.
+Keys: OpenFHE keeps evaluation keys in process-wide maps keyed by the secret key's tag,
+which outlive the Python objects. A public context deserializes the crypto context, public
+key and evaluation keys; in the process that made them the keys are already in the maps
+and are reused. Every context holding a tag is counted; when the last one is closed or
+collected, that tag's keys leave the maps (the bindings clear the maps only as a whole, so
+the other tags' keys are put back: they are shared pointers, nothing is copied).
+
+Moduli: the bindings expose neither the primes of Q (read here from the context's JSON
+serialization) nor those of P, the hybrid key-switching modulus. With hybrid key
+switching (CKKS's default) P is computed by OpenFHE's own rule: Q's towers are split into
+dnum digits of ceil(towers/dnum), and P has ceil(max digit bits / 60) primes of 60 bits;
+BV key switching (BFV's default) has no P.
+
+Parsing: OpenFHE's deserializers crash (SIGSEGV, SIGFPE, SIGABRT) on some malformed
+bytes, so public contexts are parsed in a forked child first (``fragile_parser``) and
+ciphertexts are accepted only with the session's MAC (:mod:`hepkg.he.envelope`).
 """
 from __future__ import annotations
 
 import json
 import math
+import weakref
+from collections import Counter
 
 import numpy as np
 import openfhe as ofhe
 
 from ..context import Context
 from ..envelope import frame, unframe
-from ..errors import CorruptedData, DepthExhausted, ParameterError, SchemeError
+from ..errors import ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
 
 _BIN = ofhe.BINARY
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE)
@@ -43,29 +58,66 @@ def _unframe(data: bytes, count: int) -> list[bytes]:
     return parts
 
 
-def _tower_primes(cc) -> list[int]:
-    """The ciphertext-modulus primes of ``cc`` (read from its JSON serialization: the
-    bindings expose only their product)."""
-    def find(node):
-        if isinstance(node, dict):
-            if "elp" in node:
-                return node["elp"]
-            node = list(node.values())
-        if isinstance(node, list):
-            for child in node:
-                hit = find(child)
-                if hit is not None:
-                    return hit
-        return None
+def _find(node, key: str):
+    """The first value of ``key`` in a nested JSON document (depth first), or None."""
+    if isinstance(node, dict):
+        if key in node:
+            return node[key]
+        node = list(node.values())
+    if isinstance(node, list):
+        for child in node:
+            hit = _find(child, key)
+            if hit is not None:
+                return hit
+    return None
 
-    towers = find(json.loads(ofhe.Serialize(cc, ofhe.JSON)))["ptr_wrapper"]["data"]["p"]
-    return [int(p["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for p in towers]
+
+def _moduli(cc) -> tuple[list[int], tuple[int, ...]]:
+    """(primes of Q, bit sizes of the primes of P) of ``cc``; Q is read from its JSON serialization."""
+    doc = json.loads(ofhe.Serialize(cc, ofhe.JSON))
+    towers = _find(doc, "elp")["ptr_wrapper"]["data"]["p"]
+    primes = [int(p["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for p in towers]
+    if _find(doc, "ks") != int(ofhe.HYBRID):  # BV key switching (BFV's default) has no P
+        return primes, ()
+    return primes, _p_bits(primes, int(_find(doc, "dnum")), int(_find(doc, "ab")))
+
+
+def _p_bits(primes: list[int], dnum: int, aux_bits: int) -> tuple[int, ...]:
+    """Bit sizes of the hybrid key-switching primes OpenFHE chooses for these Q primes."""
+    per_digit = math.ceil(len(primes) / dnum)
+    digit_bits = [math.prod(primes[i:i + per_digit]).bit_length() for i in range(0, len(primes), per_digit)]
+    return (aux_bits,) * math.ceil(max(digit_bits) / aux_bits)
+
+
+#: live hepkg contexts per key tag (their evaluation keys are in OpenFHE's process-wide maps)
+_LIVE: Counter = Counter()
+
+
+def _release_tag(tag: str) -> None:
+    """One context less uses ``tag``; the last one removes the tag's keys from OpenFHE's maps."""
+    _LIVE[tag] -= 1
+    if _LIVE[tag] > 0:
+        return
+    del _LIVE[tag]
+    cc = ofhe.CryptoContext
+    mult, auto = cc.GetAllEvalMultKeys(), cc.GetAllEvalAutomorphismKeys()
+    if tag not in mult and tag not in auto:
+        return
+    ofhe.ClearEvalMultKeys()
+    cc.ClearEvalAutomorphismKeys()
+    for other, keys in mult.items():
+        if other != tag:
+            cc.InsertEvalMultKey(keys, other)
+    for other, keys in auto.items():
+        if other != tag:
+            cc.InsertEvalAutomorphismKey(keys, other)
 
 
 class OpenFHEContext(Context):
     backend = "openfhe"
     schemes = ("bfv", "bgv", "ckks")
     has_noise_budget = False
+    fragile_parser = True
 
     # ------------------------------------------------------------------ parameters
     def _cc_params(self):
@@ -107,11 +159,26 @@ class OpenFHEContext(Context):
             cc.Enable(feature)
         self._cc = cc
         self._order = cc.GetCyclotomicOrder()
-        primes = _tower_primes(cc)
-        #: bit sizes of the ciphertext-modulus primes OpenFHE chose (no key-switching primes)
-        self.moduli_bits = tuple(q.bit_length() for q in primes)
-        #: log2 of the ciphertext modulus Q OpenFHE chose
-        self.actual_log_q = sum(math.log2(q) for q in primes)
+        primes, self._p = _moduli(cc)
+        self._q = tuple(q.bit_length() for q in primes)
+
+    def _hold(self, tag: str) -> None:
+        """Count this context as a user of ``tag``'s keys until it is closed or collected."""
+        self._tag = tag
+        _LIVE[tag] += 1
+        self._finalizer = weakref.finalize(self, _release_tag, tag)
+
+    def _release(self) -> None:
+        if getattr(self, "_finalizer", None) is not None:
+            self._finalizer()
+
+    def _modulus(self) -> dict:
+        return dict(n=self._cc.GetRingDimension(), q_bits=self._q, p_bits=self._p,
+                    source="OpenFHE (Q read back; P by OpenFHE's hybrid key-switching rule)")
+
+    @property
+    def max_level(self) -> int:
+        return self._towers - 1
 
     @property
     def _swap_index(self) -> int:
@@ -127,7 +194,7 @@ class OpenFHEContext(Context):
         if self.swap_key:
             cc.EvalAutomorphismKeyGen(kp.secretKey, [self._swap_index])
         self._sk, self._pk = kp.secretKey, kp.publicKey
-        self._tag = kp.publicKey.GetKeyTag()
+        self._hold(kp.publicKey.GetKeyTag())
 
     def _galois_bytes(self) -> bytes:
         if not (self.keys.steps or self.swap_key):
@@ -143,16 +210,19 @@ class OpenFHEContext(Context):
         try:
             cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
             self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
-            self._tag = self._pk.GetKeyTag()
+            tag = self._pk.GetKeyTag()
             # OpenFHE refuses to insert relinearization keys twice for one tag: in the
             # process holding the secret context they are there already (same keys).
-            if self._tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+            if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
                 ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
             if galois_b:
                 ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
-        except RuntimeError as exc:
+        except (RuntimeError, MemoryError, TypeError, ValueError) as exc:
             raise CorruptedData(f"OpenFHE could not parse the public context: {exc}") from exc
+        self._hold(tag)
         self._bind(cc)
+        if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+            raise CorruptedData("the OpenFHE public context carries no relinearization key for its public key")
 
     def _galois_map(self):
         return self._cc.GetEvalAutomorphismKeyMap(self._tag)
@@ -181,7 +251,7 @@ class OpenFHEContext(Context):
     # ------------------------------------------------------------------ levels
     @property
     def _towers(self) -> int:
-        return len(self.moduli_bits)
+        return len(self._q)
 
     def _compress(self, x, level: int):
         """BFV modulus switch of ``x`` down to ``level`` towers dropped."""
@@ -271,6 +341,12 @@ class OpenFHEContext(Context):
 
     def _deser(self, data: bytes):
         return ofhe.DeserializeCiphertextString(data, _BIN)
+
+    def _check_raw(self, raw, meta: dict) -> None:
+        if raw.GetKeyTag() != self._tag:
+            raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
+        if self.scheme != "bgv" and raw.GetLevel() != meta["level"]:
+            raise CorruptedData(f"the ciphertext payload is at level {raw.GetLevel()}, its metadata says {meta['level']}")
 
     def _key_sizes(self) -> dict[str, int]:
         zero = self._encrypt(self._encode(np.zeros(self.slots, dtype=np.float64 if self.scheme == "ckks"

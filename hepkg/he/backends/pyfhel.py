@@ -20,18 +20,60 @@ SEAL level (products increment it), so a ciphertext's level is read from its siz
 SEAL refuses "transparent" results (x - x, a product with an all-zero plaintext); those
 become fresh encryptions of zero. All serialization is uncompressed (``compr_mode="none"``),
 so byte sizes are SEAL's raw sizes.
+
+Roles: Pyfhel dereferences a missing secret key (SIGSEGV) when a public object decrypts or
+measures noise, so a public context holds its Pyfhel object behind :class:`_Public`, which
+raises SecretKeyRequired for every secret-key method instead.
 """
 from __future__ import annotations
+
+import struct
 
 import numpy as np
 from Pyfhel import Pyfhel, PyCtxt
 
 from ..context import Context
 from ..envelope import frame, unframe
-from ..errors import CorruptedData, ParameterError
+from ..errors import CorruptedData, ParameterError, SecretKeyRequired
 
 _COMPR = "none"
 _WORD = 8  # bytes per RNS coefficient in SEAL's serialization
+
+
+_SEAL_MAGIC = b"\x5e\xa1"
+
+
+def _seal_moduli(data: bytes) -> tuple[int, list[int]]:
+    """(N, coefficient-modulus primes) from Pyfhel's context bytes: SEAL's serialized
+    EncryptionParameters (uncompressed: 16-byte header, scheme byte, u64 N, u64 count, then
+    each prime as a header and a u64). Pyfhel 3.5 forgets ``qi`` when it loads a context."""
+    pos = data.find(_SEAL_MAGIC) + 16 + 1
+    if pos < 17 or len(data) < pos + 16:
+        raise CorruptedData("Pyfhel context bytes without SEAL encryption parameters")
+    n, count = struct.unpack_from("<QQ", data, pos)
+    pos += 16
+    if len(data) < pos + 24 * count:
+        raise CorruptedData("Pyfhel context bytes: the SEAL coefficient modulus is truncated")
+    primes = [struct.unpack_from("<Q", data, pos + 24 * i + 16)[0] for i in range(count)]
+    return n, primes
+
+
+class _Public:
+    """A Pyfhel object without a secret key: its secret-key methods raise instead of crashing SEAL."""
+
+    _SECRET = ("decrypt", "noise_level", "keyGen", "relinKeyGen", "rotateKeyGen", "to_bytes_secret_key",
+               "save_secret_key", "from_bytes_secret_key", "load_secret_key")
+
+    def __init__(self, he: Pyfhel):
+        object.__setattr__(self, "_lib", he)
+
+    def __getattr__(self, name: str):
+        if name.startswith(self._SECRET):
+            raise SecretKeyRequired(f"Pyfhel.{name} needs the secret key; this is a public (evaluation) context")
+        return getattr(self._lib, name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("the Pyfhel object of a public context is read-only")
 
 
 class PyfhelContext(Context):
@@ -66,7 +108,8 @@ class PyfhelContext(Context):
         self._setup(he)
 
     def _setup(self, he: Pyfhel):
-        self._he = he
+        self._lib = he  # the Pyfhel object itself, for PyCtxt (which type-checks it)
+        self._he = he if self.has_secret else _Public(he)
         self._data_primes = len(self.params.qi_bits) - 1
         self._scale = 2.0 ** self.params.scale_bits if self.scheme == "ckks" else 1.0
 
@@ -87,7 +130,7 @@ class PyfhelContext(Context):
             he.from_bytes_relin_key(parts[2])
             if parts[3]:
                 he.from_bytes_rotate_key(parts[3])
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError, MemoryError, TypeError) as exc:
             raise CorruptedData(f"Pyfhel could not load the public context: {exc}") from exc
         self._setup(he)
 
@@ -234,7 +277,12 @@ class PyfhelContext(Context):
     def _deser(self, data: bytes):
         if not data:
             raise ValueError("empty ciphertext bytes")
-        return PyCtxt(pyfhel=self._he, bytestring=data)
+        return PyCtxt(pyfhel=self._lib, bytestring=data)
+
+    def _modulus(self) -> dict:
+        n, primes = _seal_moduli(self._he.to_bytes_context(_COMPR))
+        bits = [q.bit_length() for q in primes]
+        return dict(n=n, q_bits=tuple(bits[:-1]), p_bits=tuple(bits[-1:]), source="SEAL")
 
     def _key_sizes(self) -> dict[str, int]:
         he = self._he

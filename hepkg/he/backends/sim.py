@@ -89,6 +89,11 @@ class SimContext(Context):
             raise ValueError(f"expected {expected} bytes of slots, got {len(data)}")
         return np.frombuffer(data, dtype=self._dtype).copy()
 
+    def _modulus(self) -> dict:
+        p = self.params
+        return dict(n=p.n, q_bits=p.qi_bits[:-1], p_bits=p.qi_bits[-1:] + ((p.special_bits,) if p.special_bits else ()),
+                    source="declared (sim builds no modulus)")
+
     def _key_sizes(self) -> dict[str, int]:
         n, primes = self.params.n, len(self.params.qi_bits)
         ksk = (primes - 1) * 2 * n * primes * _WORD  # one key-switching key, SEAL layout

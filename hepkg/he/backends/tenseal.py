@@ -20,7 +20,7 @@ import tenseal.sealapi as seal
 
 from ..context import Context
 from ..envelope import frame, unframe
-from ..errors import CorruptedData, EncodingError, ParameterError, SchemeError
+from ..errors import CorruptedData, ParameterError, SchemeError
 
 
 def _save(obj) -> bytes:
@@ -102,7 +102,7 @@ class TenSEALContext(Context):
         parms_b, pk_b, rk_b, gk_b = unframe(payload, 4, "tenseal context payload")
         try:
             parms = _load(seal.EncryptionParameters(seal.SCHEME_TYPE.CKKS), parms_b)
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError, MemoryError, TypeError) as exc:
             raise CorruptedData(f"tenseal could not parse the encryption parameters: {exc}") from None
         if parms != self._parms():
             raise CorruptedData(f"the payload's SEAL parameters do not match {self.params.name}")
@@ -111,7 +111,7 @@ class TenSEALContext(Context):
             self._pk = _load(seal.PublicKey(), pk_b, self._ctx)
             self._rk = _load(seal.RelinKeys(), rk_b, self._ctx)
             self._gk = _load(seal.GaloisKeys(), gk_b, self._ctx)
-        except (RuntimeError, ValueError) as exc:
+        except (RuntimeError, ValueError, MemoryError, TypeError) as exc:
             raise CorruptedData(f"tenseal could not parse the evaluation keys: {exc}") from None
         self._encryptor = seal.Encryptor(self._ctx, self._pk)
 
@@ -177,8 +177,6 @@ class TenSEALContext(Context):
 
     # ------------------------------------------------------------------ hooks
     def _encode(self, values, level):
-        if not 0 <= level <= self._top:
-            raise EncodingError(f"no level {level}: {self.params.name} has levels 0..{self._top}")
         return _Plain(values, self._encode_at(values, self._pids[level], self._scale))
 
     def _encrypt(self, pt):
@@ -233,6 +231,12 @@ class TenSEALContext(Context):
 
     def _deser(self, data: bytes):
         return _load(seal.Ciphertext(), data, self._ctx)
+
+    def _modulus(self) -> dict:
+        full = [q.bit_count() for q in self._ctx.key_context_data().parms().coeff_modulus()]
+        data = len(self._ctx.first_context_data().parms().coeff_modulus())
+        return dict(n=self._ctx.key_context_data().parms().poly_modulus_degree(), q_bits=tuple(full[:data]),
+                    p_bits=tuple(full[data:]), source="SEAL")
 
     def _key_sizes(self) -> dict[str, int]:
         zero = seal.Ciphertext()

@@ -1,0 +1,101 @@
+"""Guarded parsing: run a library parser in a forked child before trusting it in this process.
+
+Some HE libraries do not survive malformed input: OpenFHE's deserializers die with
+SIGSEGV, SIGFPE or an uncaught C++ exception (SIGABRT) on altered bytes. :func:`probe`
+runs the parse in a child made by ``fork`` (copy-on-write: cheap even when this process
+holds gigabytes of keys), with its address space bounded, and reports what happened:
+a crash, a hang or a memory blow-up becomes :class:`CorruptedData`; an ordinary Python
+exception is re-raised here unchanged. Only then does the caller parse for real.
+Where ``fork`` does not exist (Windows) the probe is skipped.
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import resource
+import select
+import signal
+import time
+
+from .errors import CorruptedData
+
+#: seconds a probe may take, plus one per this many payload bytes
+TIMEOUT_S, BYTES_PER_S = 60.0, 20_000_000
+#: address space the child may add beyond its parent's: fixed part plus a multiple of the payload
+EXTRA_MEMORY, MEMORY_PER_BYTE = 4 << 30, 16
+
+
+def _child(fn, args, size: int, out: int) -> None:
+    """Body of the forked child: bounded memory, run ``fn``, report, exit without cleanup."""
+    code, report = 0, b""
+    faulthandler.disable()  # a crash here is the expected outcome, not a traceback to print
+    try:
+        limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * size
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+        code = 1
+        try:
+            report = pickle.dumps(exc)
+        except Exception:  # noqa: BLE001 - an exception that does not pickle
+            report = pickle.dumps(CorruptedData(f"{type(exc).__name__}: {exc}"))
+    try:
+        os.write(out, report)
+    finally:
+        os._exit(code)
+
+
+def _address_space() -> int:
+    """Virtual memory of this process in bytes (Linux), else 0."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def _read_all(fd: int, deadline: float) -> bytes | None:
+    """Everything written to ``fd`` until EOF, or None when the deadline passes."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        block = os.read(fd, 1 << 16)
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+
+
+def probe(fn, *args, what: str, size: int = 0) -> None:
+    """Run ``fn(*args)`` in a forked child; raise what it raised, or CorruptedData if it died.
+
+    ``what`` names the input in messages; ``size`` (bytes parsed) scales the time and
+    memory the child may use.
+    """
+    if not hasattr(os, "fork"):
+        return
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(read_end)
+        _child(fn, args, size, write_end)
+    os.close(write_end)
+    try:
+        report = _read_all(read_end, time.monotonic() + TIMEOUT_S + size / BYTES_PER_S)
+    finally:
+        os.close(read_end)
+    if report is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if report is None:
+        raise CorruptedData(f"{what}: parsing did not finish in time (the bytes are malformed)")
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        raise CorruptedData(f"{what}: the library's parser crashed ({name}) on these bytes: they are malformed")
+    if os.WEXITSTATUS(status):
+        exc = pickle.loads(report) if report else CorruptedData(f"{what}: the parser failed")
+        if isinstance(exc, MemoryError):
+            raise CorruptedData(f"{what}: parsing exhausted memory (a size field is implausible)") from None
+        raise exc
