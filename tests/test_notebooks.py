@@ -19,6 +19,16 @@ def check_quickstart(folder):
     assert (tour.query("scheme == 'bfv'").error == 0).all()
     assert (tour.query("scheme == 'ckks'").error < he.get_params("ckks-16384-small").ckks_tolerance).all()
     assert all(c["status"] == "holds" for c in claims_of(folder).values())
+    built = pd.read_csv(folder / "tab3_built_moduli.csv")
+    assert set(built.backend) == set(he.available_backends())
+    ok = built.query("status == 'built'")
+    assert (ok.built_log_pq == ok.built_log_q + ok.built_log_p).all()
+    assert (ok.query("declared_security >= 128").built_security >= 128).all()
+    if he.availability()["openfhe"]:  # OpenFHE adds P: 256 bits declared, 192 built
+        row = ok.query("backend == 'openfhe' and params == 'ckks-16384-small'").iloc[0]
+        assert row.declared_security == 256 and row.built_security == 192
+    run = json.loads((folder / "run.json").read_text())
+    assert {(c["backend"], c["params"]) for c in run["he_contexts"]} >= {(b, "bfv-8192-default") for b in ("sim",)}
 
 
 def check_primitives(folder):

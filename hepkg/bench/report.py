@@ -71,18 +71,21 @@ def _setting(params: Mapping, key: str):
 
 def write_run_json(section: str, params: Mapping, base=None, started=None, finished=None,
                    extra: Mapping | None = None) -> pathlib.Path:
-    """Write ``artifacts/<section>/run.json``: parameters, scale, backend, system info, start and end.
+    """Write ``artifacts/<section>/run.json``: parameters, scale, backend, system info, start and end,
+    and ``he_contexts``: every HE context the run built, declared parameters beside the modulus
+    the library built (:func:`hepkg.he.built_params`).
 
     ``started``/``finished`` are datetimes, POSIX timestamps or ISO strings; ``finished``
     defaults to now. ``extra`` entries are added at the top level. Values JSON cannot encode
     (paths, numpy scalars) are written as text.
     """
     from hepkg.bench.sysinfo import system_info
+    from hepkg.he import built_params
 
     record = dict(section=section, scale=_setting(params, "scale"), backend=_setting(params, "backend"),
                   parameters=dict(params), started=_timestamp(started),
                   finished=_timestamp(finished or datetime.datetime.now(datetime.timezone.utc)),
-                  system=system_info())
+                  system=system_info(), he_contexts=built_params())
     record.update(extra or {})
     path = paths.artifacts(section, base) / "run.json"
     atomic.write_text(path, json.dumps(record, indent=2, default=str) + "\n")

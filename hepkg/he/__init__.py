@@ -12,10 +12,10 @@ from .errors import (BackendUnavailable, ContextClosed, ContextMismatch, Corrupt
                      ParameterError, ScaleOverflow, SchemeError, SecretContextRefused, SecretKeyRequired)
 from .keys import naf, pow2_terms
 from .params import PARAMS, BuiltModulus, ParamSet, get_params, params_table, security_bits
-from .registry import BACKENDS, availability, available_backends, backend_class, context, load_context
+from .registry import BACKENDS, availability, available_backends, backend_class, built_table, context, load_context
 
 __all__ = [
-    "context", "load_context", "availability", "available_backends", "backend_class", "BACKENDS",
+    "context", "load_context", "built_table", "availability", "available_backends", "backend_class", "BACKENDS",
     "Context", "Ciphertext", "require_public", "built_params", "Plaintext", "OpCounts", "KINDS",
     "PARAMS", "ParamSet", "BuiltModulus", "get_params", "params_table", "security_bits", "naf", "pow2_terms",
     "HEError", "BackendUnavailable", "ParameterError", "InsecureParameters", "EncodingError", "SchemeError",

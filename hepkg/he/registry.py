@@ -7,10 +7,10 @@ import importlib.util
 
 from . import envelope
 from .envelope import is_hex
-from .errors import BackendUnavailable, CorruptedData, ParameterError
+from .errors import BackendUnavailable, CorruptedData, HEError, ParameterError
 from .guard import probe
 from .keys import POLICIES
-from .params import ParamSet
+from .params import PARAMS, ParamSet
 
 #: backend -> (module, class, the library it needs or None, install hint)
 BACKENDS = {
@@ -99,3 +99,29 @@ def load_context(data: bytes, *, guard: bool = True):
     if guard and cls.fragile_parser:
         probe(build, what=f"{meta['backend']} context", size=len(payload))
     return build()
+
+
+def built_table(names=None, backends=None, max_n: int | None = None):
+    """Each named parameter set built on each installed backend of its scheme: the declared
+    log PQ and security beside what the library built (bits of Q and P, security), or why it
+    refused. Sets the paper itself runs below 128 bits are built with insecure=True."""
+    import pandas as pd
+
+    rows = []
+    for name in names or PARAMS:
+        p = PARAMS[name]
+        if max_n and p.n > max_n:
+            continue
+        for backend in backends or available_backends():
+            if p.scheme not in backend_class(backend).schemes:
+                continue
+            row = dict(params=name, backend=backend, n=p.n, declared_log_pq=p.log_pq, declared_security=p.security)
+            try:
+                with context(backend, p, insecure=not p.secure) as ctx:
+                    built = ctx.built.as_dict()
+                row.update(built_log_q=built["log_q"], built_log_p=built["log_p"], built_log_pq=built["log_pq"],
+                           built_security=built["security"], status="built", source=built["source"])
+            except HEError as exc:
+                row.update(status=f"refused: {exc}")
+            rows.append(row)
+    return pd.DataFrame(rows)
