@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_pyfhel.py
 
 setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libraries; idempotent
 
-test: $(STAMP) ## run the test suite (sets up first when needed)
-	MPLBACKEND=Agg $(PY) -m pytest -m "not full" $(PYTEST_ARGS)
+test: $(STAMP) ## run the test suite (sets up first when needed; slow fuzzing and full scale excluded)
+	MPLBACKEND=Agg $(PY) -m pytest -m "not full and not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP) ## the slow tests: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS)
+	MPLBACKEND=Agg $(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --scale $(SCALE) --executor $(EXECUTOR) $(if $(ONLY),--only $(ONLY))
@@ -41,4 +44,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test reproduce bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow reproduce bench-ops lab docker clean distclean

@@ -86,7 +86,6 @@ def test_paper_p2_blocking_at_paper_scale():
     assert gm.make_plan("e2dm-r", 100, 100, 100, 4096, blocking="P1").plans[0, 0, 0].info["d"] == 50
 
 
-@pytest.mark.slow
 def test_p1_and_p2_products_on_sim():
     for blocking in ("P1", "P2"):
         res = run("hegmm-en", 100, 100, 100, blocking, params="bfv-8192-default")

@@ -85,8 +85,9 @@ def test_11_built_modulus_is_read_back_and_recorded(backend):
     built = ctx.built
     assert built.n == ctx.params.n and built.security >= 128 and built.log_pq == built.log_q + sum(built.p_bits)
     assert ctx.public().built == built
-    rec = [r for r in he.built_params() if r["backend"] == backend and r["params"] == ctx.params.name]
-    assert rec and rec[-1]["log_pq"] == built.log_pq and "declared_security" in rec[-1]
+    rec = [r for r in he.built_params() if (r["backend"], r["params"], r["insecure"], r["log_pq"])
+           == (backend, ctx.params.name, False, built.log_pq)]
+    assert len(rec) == 1 and rec[0]["declared_security"] == ctx.params.security
 
 
 @pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")

@@ -20,7 +20,7 @@ import numpy as np
 from . import envelope
 from .counting import OpCounter
 from .envelope import is_hex, is_int
-from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError,
+from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, NoiseBudgetExhausted, ScaleOverflow, SchemeError,
                      SecretContextRefused, SecretKeyRequired)
 from .guard import probe
@@ -139,12 +139,23 @@ class Context(ABC):
             self.key_id = _meta["key_id"]
             self._session_key = bytes.fromhex(_meta["session_key"])
             self.__has_secret = False
-            self._load_public(_payload)
+            self._from_payload(_payload)
         self.built = BuiltModulus(**self._modulus())
         self._check_built(_meta)
         _BUILT[(self.backend, self.params.name, self.insecure, self.built)] = dict(
             backend=self.backend, params=self.params.name, insecure=self.insecure, declared_log_pq=self.params.log_pq,
             declared_security=self.params.security, **self.built.as_dict())
+
+    def _from_payload(self, payload: bytes) -> None:
+        """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData."""
+        try:
+            self._load_public(payload)
+            self._modulus()
+        except HEError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the library's own error, on bytes from elsewhere
+            raise CorruptedData(f"{self.backend} could not load the public context: "
+                                f"{type(exc).__name__}: {exc}") from exc
 
     def _check_built(self, meta: dict | None) -> None:
         """What the library built must be what was asked for (and what the sender built), and secure."""
@@ -611,9 +622,11 @@ class Context(ABC):
         """The library's ciphertext from ``payload``, checked against ``meta``."""
         try:
             raw = self._deser(payload)
-        except Exception as exc:  # the library's own parse error
-            raise CorruptedData(f"{self.backend} could not parse the ciphertext: {exc}") from exc
-        self._check_raw(raw, meta)
+            self._check_raw(raw, meta)
+        except HEError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the library's own parse error
+            raise CorruptedData(f"{self.backend} could not parse the ciphertext: {type(exc).__name__}: {exc}") from exc
         return raw
 
     def _foreign_meta(self, data) -> dict | None:

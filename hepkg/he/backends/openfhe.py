@@ -207,18 +207,15 @@ class OpenFHEContext(Context):
 
     def _load_public(self, payload: bytes):
         cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4)
-        try:
-            cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
-            self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
-            tag = self._pk.GetKeyTag()
-            # OpenFHE refuses to insert relinearization keys twice for one tag: in the
-            # process holding the secret context they are there already (same keys).
-            if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
-                ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
-            if galois_b:
-                ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
-        except (RuntimeError, MemoryError, TypeError, ValueError) as exc:
-            raise CorruptedData(f"OpenFHE could not parse the public context: {exc}") from exc
+        cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
+        self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
+        tag = self._pk.GetKeyTag()
+        # OpenFHE refuses to insert relinearization keys twice for one tag: in the
+        # process holding the secret context they are there already (same keys).
+        if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+            ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
+        if galois_b:
+            ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
         self._hold(tag)
         self._bind(cc)
         if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():

@@ -124,14 +124,11 @@ class PyfhelContext(Context):
         if any(not x for x in parts[:3]):
             raise CorruptedData("malformed Pyfhel context payload")
         he = Pyfhel()
-        try:
-            he.from_bytes_context(parts[0])
-            he.from_bytes_public_key(parts[1])
-            he.from_bytes_relin_key(parts[2])
-            if parts[3]:
-                he.from_bytes_rotate_key(parts[3])
-        except (ValueError, RuntimeError, MemoryError, TypeError) as exc:
-            raise CorruptedData(f"Pyfhel could not load the public context: {exc}") from exc
+        he.from_bytes_context(parts[0])
+        he.from_bytes_public_key(parts[1])
+        he.from_bytes_relin_key(parts[2])
+        if parts[3]:
+            he.from_bytes_rotate_key(parts[3])
         self._setup(he)
 
     # ------------------------------------------------------------------ levels and scales
