@@ -15,6 +15,11 @@ Methods (``METHODS``): 'hegmm-en', 'hegmm' (the paper's Algorithms 2 and 1), 'he
 ``layout``/``plan`` (slot layouts, linear maps, plan execution), ``hegmm``, ``e2dm``,
 ``huang``, ``blocking`` (Sec. 4.4, uSCORE), ``counts`` (Tables 2-4 vs. exact counts),
 ``protocol`` (client/cloud roles, :func:`matmul`), ``experiments`` (notebook helpers).
+
+``gemm_context`` defaults to ``backend="sim"``, which offers no privacy: its "ciphertexts"
+are cleartext slots, there for op counts and fast tests. Build the context on 'pyfhel' or
+'openfhe' to encrypt; each :class:`GemmResult` records ``backend``, ``params`` and
+``insecure``, and the :class:`Cloud` refuses a context that can decrypt.
 """
 from .blocking import P1, P2, PAPER_COSTS_MS, PARTITIONS, Blocking, BlockedPlan, plan_blocking, uscore_block
 from .counts import METHODS, expected_counts, fits, formula_counts

@@ -2,7 +2,9 @@
 
 Roles are kept honest: the :class:`Client` holds the secret context, encodes and encrypts
 the operands and decrypts the result; the :class:`Cloud` holds only the public evaluation
-context and sees serialized ciphertexts. Both derive the same public plan from the shapes.
+context (it refuses one that can decrypt) and sees serialized ciphertexts. Both derive the
+same public plan from the shapes. A context on the ``sim`` backend offers no privacy (its
+"ciphertexts" are cleartext slots, for op counts and tests); results record the backend.
 """
 from __future__ import annotations
 
@@ -87,7 +89,10 @@ def rotation_steps(method: str, m: int, l: int, n: int, *, params="bfv-8192-defa
 def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "sim", params="bfv-8192-default",
                  policy: str = "exact", preprocess: str = "cloud", blocking=None, order: str = "F",
                  insecure: bool = False):
-    """A secret context holding exactly the rotation keys this product needs (or their pow2 parts)."""
+    """A secret context holding exactly the rotation keys this product needs (or their pow2 parts).
+
+    ``backend='sim'`` (the default) offers no privacy: use 'pyfhel' or 'openfhe' to encrypt.
+    """
     steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order)
     return he.context(backend, params, rotations=steps, policy=policy, insecure=insecure)
 
@@ -166,7 +171,9 @@ class Client:
                               f"{ctx.scheme.upper()}")
         self.ctx = ctx
 
-    def encrypt(self, plan, A: np.ndarray, B: np.ndarray) -> dict[str, bytes]:
+    def encrypt(self, plan, A, B) -> dict[str, bytes]:
+        """The serialized ciphertexts of ``plan``'s encodings of A and B (checked: :func:`check_operands`)."""
+        A, B = check_operands(A, B, self.ctx.plain_modulus)
         return {name: self.ctx.serialize(self.ctx.encrypt(vec)) for name, vec in plan.encode(A, B).items()}
 
     def decrypt(self, plan, reply: dict[str, bytes]) -> np.ndarray:
@@ -179,7 +186,7 @@ class Cloud:
     """Holds the public evaluation context: runs plans on serialized ciphertexts."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
+        self.ctx = he.require_public(ctx, "the gemm cloud")
 
     def multiply(self, plan, message: dict[str, bytes]) -> tuple[dict[str, bytes], he.OpCounts]:
         """The serialized result ciphertexts and the op counts of the computation."""
@@ -194,7 +201,10 @@ class Cloud:
 
 @dataclass
 class GemmResult:
-    """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role."""
+    """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role.
+
+    ``backend``, ``params``, ``insecure``: the client's context (``backend == 'sim'``: nothing
+    was encrypted, the run gives op counts, not privacy)."""
 
     C: np.ndarray
     method: str
@@ -206,6 +216,9 @@ class GemmResult:
     download_ciphertexts: int
     seconds: dict = field(default_factory=dict)
     plan: object = None
+    backend: str = field(kw_only=True)
+    params: str = field(kw_only=True)
+    insecure: bool = field(kw_only=True)
 
     @property
     def depth(self) -> int:
@@ -229,7 +242,9 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     of ``METHODS``; ``preprocess``: sigma/tau by the 'cloud' on ciphertexts or by the 'client'
     in plaintext (Tables 5 and 6). See :func:`make_plan` for ``blocking``, ``order``, ``costs``.
     ``on_overflow``: 'raise', 'warn' or 'ignore' when the true product does not fit t (the
-    result is then exact mod t). The cloud's op counts are ``result.ops``.
+    result is then exact mod t). The cloud's op counts are ``result.ops``. A cloud context
+    that can decrypt raises :class:`~hepkg.he.SecretContextRefused`. A ``sim`` context offers
+    no privacy (cleartext slots, for op counts and tests); ``result.backend`` records it.
     """
     client, cloud = parties(ctx_or_parties)
     t = client.ctx.plain_modulus
@@ -247,4 +262,5 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     t3 = time.perf_counter()
     return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
                       sum(map(len, reply.values())), len(message), len(reply),
-                      {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan)
+                      {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan,
+                      backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure)

@@ -11,6 +11,11 @@
   specifies no matrix-vector algorithm or parameters for it, so there is nothing to implement faithfully;
 - :mod:`~hepkg.spmv.experiments`: result rows for the notebook.
 
+``run_cssc``, ``ClientA`` and the baselines default to ``backend="sim"``, which offers no
+privacy: its "ciphertexts" are cleartext slots, there for op counts and fast tests. Pass
+``backend="pyfhel"`` or ``"openfhe"`` to encrypt; each :class:`SpmvResult` records
+``backend``, ``params`` and ``insecure``. Server-side parties refuse a context that can decrypt.
+
 >>> import numpy as np, scipy.sparse as sp
 >>> m = sp.random(50, 40, density=0.1, format="csr", random_state=0, data_rvs=lambda n: np.ones(n, int))
 >>> v = np.arange(40)

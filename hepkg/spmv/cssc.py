@@ -21,6 +21,8 @@ import scipy.sparse as sp
 
 from hepkg.he.errors import EncodingError
 
+from .encoding import value_range
+
 __all__ = ["CSSC", "as_csr"]
 
 
@@ -35,7 +37,7 @@ def as_csr(matrix, what: str = "matrix") -> sp.csr_matrix:
         if arr.ndim != 2:
             raise ValueError(f"{what} must be 2-D (a scipy.sparse matrix or a 2-D array), got shape {arr.shape}")
         matrix = arr
-    m = sp.csr_matrix(matrix, copy=True)
+    m = sp.csr_matrix(_summable(matrix, what), copy=True)
     if 0 in m.shape:
         raise ValueError(f"empty {what}: shape {m.shape}")
     if m.dtype.kind == "c":
@@ -51,6 +53,24 @@ def as_csr(matrix, what: str = "matrix") -> sp.csr_matrix:
     if m.nnz == 0:
         raise ValueError(f"empty {what}: {m.shape[0]}x{m.shape[1]} with no non-zero entry")
     return m
+
+
+def _summable(matrix, what: str):
+    """``matrix`` with integer duplicates widened to int64, where their exact sums fit it.
+
+    scipy sums duplicate entries in the input's dtype, wrapping around (uint8: 200 + 100 = 44).
+    """
+    if not sp.issparse(matrix) or matrix.dtype.kind not in "iu" or getattr(matrix, "has_canonical_format", True):
+        return matrix
+    coo = matrix.tocoo()
+    if coo.nnz == 0:
+        return matrix
+    _, counts = np.unique(coo.row.astype(np.int64) * coo.shape[1] + coo.col, return_counts=True)
+    lo, hi = value_range(coo.data)
+    if int(counts.max()) * max(-lo, hi) >= 2 ** 63:
+        raise EncodingError(f"{what} has duplicate entries (up to {int(counts.max())} at one position) with values "
+                            f"in [{lo}, {hi}]: their sums leave int64")
+    return coo.astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,7 +26,7 @@ from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
-from .result import SpmvResult
+from .result import SpmvResult, provenance
 from .transport import Channel
 
 __all__ = ["run_diagonal", "diagonal_block_size", "diagonal_offsets", "diagonal_predicted_ops"]
@@ -65,7 +65,11 @@ def diagonal_predicted_ops(matrix, period: int, policy: str = "pow2") -> dict[st
 
 def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
                  policy: str = "pow2", insecure: bool = False) -> SpmvResult:
-    """A x v by the diagonal method; bytes per direction, op counts per party, phase times."""
+    """A x v by the diagonal method; bytes per direction, op counts per party, phase times.
+
+    ``backend='sim'`` (the default) offers no privacy (cleartext slots, for op counts and
+    tests); the result records ``backend``, ``params`` and ``insecure``.
+    """
     params, enc = he.get_params(params), encoding or FixedPoint()
     csr = as_csr(matrix)
     v = as_vector(vector, csr.shape[1])
@@ -86,7 +90,8 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     t0 = clock()
     ctx = he.context(backend, params, rotations=np.unique(k).tolist(), policy=policy, insecure=insecure)
     public = ctx.to_bytes()
-    client_b, cloud, channel = he.load_context(public), he.load_context(public), Channel()
+    client_b, channel = he.load_context(public), Channel()
+    cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
     t1 = clock()
     v_cts = channel.send("b_to_cloud", [client_b.encrypt(vq[j * size:(j + 1) * size]) for j in range(n_cb)], cloud)
     t2 = clock()
@@ -108,7 +113,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     y = return_blocks(channel, "cloud_to_a", acc, ctx, csr.shape[0], size, dtype)
     t4 = clock()
     return SpmvResult(
-        "diagonal", decode_result(y, params, enc),
+        "diagonal", decode_result(y, params, enc), **provenance(ctx),
         traffic=dict(channel.bytes, keys=len(public)),
         ops=dict(client_a=ctx.counts.as_dict(), client_b=client_b.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, client_a=spent_a, cloud=t3 - t2 - spent_a, decrypt=t4 - t3,

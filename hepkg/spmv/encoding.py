@@ -5,6 +5,10 @@ does: on BFV/BGV a matrix or vector with non-integer values needs an explicit
 :class:`FixedPoint` scale (``x -> round(x * scale)``), and results are divided by
 ``matrix_scale * vector_scale``. Integer inputs with scale 1 stay exact.
 
+Every value is range-checked exactly, in the input's own dtype (no cast, no ``abs``, so
+uint64 values near 2^64 or int64's minimum cannot wrap around), against :func:`capacity`
+before it is cast to int64 or float64.
+
 Overflow is checked before anything is encrypted, from the worst-case accumulated
 magnitude of a result slot, ``max_i sum_j |A_ij| * max_j |v_j|`` (in encoded units), against
 the scheme's capacity: ``t // 2`` for BFV/BGV (decryption is centered mod t), and
@@ -21,8 +25,8 @@ import numpy as np
 
 from hepkg.he.errors import EncodingError
 
-__all__ = ["FixedPoint", "capacity", "encode_values", "vector_limit", "check_vector", "encode_operands",
-           "decode_result"]
+__all__ = ["FixedPoint", "capacity", "value_range", "encode_values", "vector_limit", "check_vector",
+           "encode_operands", "decode_result"]
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,24 @@ class FixedPoint:
         return float(self.matrix_scale) * float(self.vector_scale)
 
 
-def capacity(params) -> float:
+def capacity(params) -> int | float:
     """Largest |result| the parameter set decrypts correctly (see the module docstring)."""
     if params.scheme in ("bfv", "bgv"):
-        return float(params.plain_modulus // 2)
+        return params.plain_modulus // 2
     return 2.0 ** (params.qi_bits[0] - params.scale_bits - 1)
+
+
+def _plaintext(params) -> str:
+    """The plaintext space, as error messages name it."""
+    if params.scheme == "ckks":
+        return f"CKKS {params.name} (first prime {params.qi_bits[0]} bits, scale 2^{params.scale_bits})"
+    return f"plaintext modulus t={params.plain_modulus}"
+
+
+def value_range(arr: np.ndarray) -> tuple:
+    """(min, max) of a non-empty array as exact Python numbers, taken in its own dtype."""
+    exact = float if arr.dtype.kind == "f" else int
+    return exact(arr.min()), exact(arr.max())
 
 
 def _check_scheme(params, enc: FixedPoint) -> None:
@@ -68,30 +85,37 @@ def _check_scheme(params, enc: FixedPoint) -> None:
 
 
 def encode_values(values, params, enc: FixedPoint, scale: float, what: str) -> np.ndarray:
-    """``values`` as the scheme encodes them: int64 (BFV/BGV) or float64 (CKKS); NaN/inf rejected."""
+    """``values`` as the scheme encodes them: int64 (BFV/BGV) or float64 (CKKS).
+
+    EncodingError for complex, non-numeric, NaN/inf or (BFV/BGV at scale 1) non-integer
+    values, and for any value whose magnitude (times ``scale``) exceeds :func:`capacity`.
+    """
     _check_scheme(params, enc)
     arr = np.asarray(values)
     if arr.dtype.kind == "c":
         raise EncodingError(f"{what} has complex values")
     if arr.dtype.kind not in "biuf":
         raise EncodingError(f"{what} has dtype {arr.dtype}; expected real or integer values")
-    arr = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.astype(np.int64)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise EncodingError(f"{what} has {int(np.count_nonzero(~np.isfinite(arr)))} NaN/inf value(s), "
                             f"the first at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    if params.scheme == "ckks":
-        return arr.astype(np.float64)
-    if scale == 1 and arr.dtype.kind == "f":
+    if params.scheme != "ckks" and scale == 1 and arr.dtype.kind == "f":
         frac = np.flatnonzero(arr != np.round(arr))
         if frac.size:
             raise EncodingError(
                 f"{what} has {frac.size} non-integer value(s) (e.g. {float(arr[frac[0]]):g}); "
                 f"{params.scheme.upper()} is exact on integers and hepkg never truncates: pass a fixed-point scale "
                 f"(FixedPoint(matrix_scale=..., vector_scale=...)) or use CKKS")
-    scaled = arr if scale == 1 and arr.dtype.kind == "i" else np.rint(arr * float(scale))
-    if scaled.size and np.max(np.abs(scaled)) >= 2.0 ** 62:
-        raise EncodingError(f"{what} (times scale {scale:g}) has magnitudes beyond 2^62")
-    return scaled.astype(np.int64)
+    if scale != 1:
+        with np.errstate(over="ignore"):
+            arr = np.rint(arr * float(scale))
+        what = f"{what} (times scale {scale:g})"
+    cap = capacity(params)
+    lo, hi = value_range(arr)
+    if lo < -cap or hi > cap:
+        raise EncodingError(f"{what} has values in [{lo}, {hi}], outside the range [-{cap:.15g}, {cap:.15g}] "
+                            f"that {_plaintext(params)} holds")
+    return arr.astype(np.float64 if params.scheme == "ckks" else np.int64)
 
 
 def vector_limit(row_l1_max: float, params, enc: FixedPoint) -> float:
@@ -100,9 +124,7 @@ def vector_limit(row_l1_max: float, params, enc: FixedPoint) -> float:
     ``row_l1_max`` is ``max_i sum_j |A_ij|`` of the *encoded* matrix.
     """
     _check_scheme(params, enc)
-    cap = capacity(params)
-    what = (f"plaintext modulus t={params.plain_modulus}" if params.scheme != "ckks"
-            else f"CKKS {params.name} (first prime {params.qi_bits[0]} bits, scale 2^{params.scale_bits})")
+    cap, what = capacity(params), _plaintext(params)
     scales = "" if enc.exact else f" at matrix_scale={enc.matrix_scale:g}, vector_scale={enc.vector_scale:g}"
     if enc.vector_bound is not None:
         limit = float(enc.vector_bound) * float(enc.vector_scale)
@@ -129,9 +151,9 @@ def check_vector(encoded: np.ndarray, limit: float, params, what: str = "vector"
     """Raise EncodingError when an encoded vector exceeds the limit Client A announced."""
     peak = float(np.max(np.abs(encoded))) if encoded.size else 0.0
     if peak > limit:
-        bound = f"t={params.plain_modulus}" if params.scheme != "ckks" else f"CKKS {params.name}"
         raise EncodingError(f"{what} value of magnitude {peak:g} (encoded) exceeds the bound {limit:g} that "
-                            f"{bound} allows for this matrix (worst-case row sum); the result would overflow")
+                            f"{_plaintext(params)} allows for this matrix (worst-case row sum); the result would "
+                            f"overflow")
 
 
 def encode_operands(csr, vector, params, enc: FixedPoint):

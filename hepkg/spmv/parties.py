@@ -14,6 +14,10 @@ pointers CP (the sparsity pattern by columns, as in the paper) with the chunk pl
 encoding; A -> cloud: the encrypted chunks and the chunk plan (row and column counts per
 chunk, which Algorithm 4 needs); B -> cloud: the encrypted reorganized vector chunks;
 cloud -> A: one result ciphertext per row block. The row map RM never leaves A.
+
+The default backend ``sim`` offers no privacy: its "ciphertexts" hold the slots in the
+clear. It exists for op counts and fast tests; pass a real backend (``pyfhel``, ``openfhe``)
+for encryption. Every :class:`SpmvResult` records the backend and parameter set that ran.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from .aggregate import aggregate, multiply, unpermute
 from .chunks import ChunkPlan, chunk_column_index, chunk_values, generate_chunks, reorg_vector
 from .cssc import CSSC
 from .encoding import FixedPoint, check_vector, decode_result, encode_values, vector_limit
-from .result import SpmvResult
+from .result import SpmvResult, provenance
 
 __all__ = ["ClientA", "ClientB", "Cloud", "run_cssc", "check_layout", "as_vector"]
 
@@ -51,7 +55,11 @@ def as_vector(vector, n: int) -> np.ndarray:
 
 
 class ClientA:
-    """Matrix owner and key holder: CSSC conversion, chunks, keys, encryption, decryption."""
+    """Matrix owner and key holder: CSSC conversion, chunks, keys, encryption, decryption.
+
+    ``backend``: 'sim' (the default) encrypts nothing, it offers no privacy (op counts and
+    tests only); use a real backend such as 'pyfhel' or 'openfhe' to encrypt.
+    """
 
     def __init__(self, matrix, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
                  encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
@@ -98,7 +106,7 @@ class ClientB:
     """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it."""
 
     def __init__(self, vector, context: bytes, column_index: bytes):
-        self.ctx = he.load_context(context)
+        self.ctx = he.require_public(he.load_context(context), "Client B")
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
         enc = FixedPoint(**meta["encoding"])
@@ -117,7 +125,7 @@ class Cloud:
     """Evaluation only: built from the public context bytes, it holds no secret key."""
 
     def __init__(self, context: bytes):
-        self.ctx = he.load_context(context)
+        self.ctx = he.require_public(he.load_context(context), "the spmv cloud")
 
     def evaluate(self, matrix: bytes, vector: bytes) -> bytes:
         """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block."""
@@ -136,7 +144,12 @@ class Cloud:
 def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
              encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
              insecure: bool = False) -> SpmvResult:
-    """The whole protocol, party by party, with bytes per direction, op counts and phase times."""
+    """The whole protocol, party by party, with bytes per direction, op counts and phase times.
+
+    ``backend='sim'`` (the default) offers no privacy: its "ciphertexts" are cleartext slots,
+    for op counts and fast tests. Encrypt with a real backend ('pyfhel', 'openfhe'); the
+    result records ``backend``, ``params`` and ``insecure``.
+    """
     shape = matrix.shape if hasattr(matrix, "shape") else np.shape(matrix)
     if len(shape) == 2:
         as_vector(vector, shape[1])  # fail before key generation
@@ -158,7 +171,7 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     t5 = clock()
     plan, sizes = a.plan, a.ctx.key_sizes()
     return SpmvResult(
-        "cssc", y,
+        "cssc", y, **provenance(a.ctx),
         traffic=dict(a_to_cloud=len(a_msg), b_to_cloud=len(b_msg), a_to_b=len(ci_msg), cloud_to_a=len(res_msg),
                      keys=len(ctx_bytes)),
         ops=dict(client_a=a.ctx.counts.as_dict(), client_b=b.ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),

@@ -5,14 +5,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SpmvResult"]
+__all__ = ["SpmvResult", "provenance"]
+
+
+def provenance(ctx) -> dict:
+    """What a run ran on: ``backend``, ``params`` (the parameter set's name) and ``insecure``."""
+    return dict(backend=ctx.backend, params=ctx.params.name, insecure=ctx.insecure)
 
 
 @dataclass
 class SpmvResult:
     """``y``: the decrypted product; ``traffic``: bytes per direction (e.g. ``a_to_cloud``);
     ``ops``: operation counts per party (``OpCounts.as_dict()``); ``timings``: seconds per
-    phase; ``info``: method-specific facts (ciphertext counts, layout, ...)."""
+    phase; ``info``: method-specific facts (ciphertext counts, layout, ...).
+
+    ``backend``, ``params``, ``insecure``: what ran (:func:`provenance`). ``backend == 'sim'``
+    means nothing was encrypted: the run gives op counts, not privacy."""
 
     method: str
     y: np.ndarray
@@ -20,6 +28,9 @@ class SpmvResult:
     ops: dict[str, dict] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    backend: str = field(kw_only=True)
+    params: str = field(kw_only=True)
+    insecure: bool = field(kw_only=True)
 
     @property
     def cloud_ops(self) -> dict:

@@ -25,7 +25,7 @@ from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
-from .result import SpmvResult
+from .result import SpmvResult, provenance
 from .transport import Channel
 
 __all__ = ["run_rowwise", "rowwise_predicted_ops"]
@@ -49,7 +49,11 @@ def rowwise_predicted_ops(matrix, period: int, policy: str = "pow2") -> dict[str
 
 def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
                 policy: str = "pow2", insecure: bool = False) -> SpmvResult:
-    """A x v with A in plaintext on the server and v encrypted by its owner."""
+    """A x v with A in plaintext on the server and v encrypted by its owner.
+
+    ``backend='sim'`` (the default) offers no privacy (cleartext slots, for op counts and
+    tests); the result records ``backend``, ``params`` and ``insecure``.
+    """
     params, enc = he.get_params(params), encoding or FixedPoint()
     csr = as_csr(matrix)
     v = as_vector(vector, csr.shape[1])
@@ -62,7 +66,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
     t0 = clock()
     ctx = he.context(backend, params, rotations=rotation_steps_for_sum(period), policy=policy, insecure=insecure)
     public = ctx.to_bytes()
-    server, channel = he.load_context(public), Channel()
+    server, channel = he.require_public(he.load_context(public), "the row-wise server"), Channel()
     t1 = clock()
     v_cts = channel.send("b_to_cloud", [ctx.encrypt(vq[j * period:(j + 1) * period]) for j in range(n_cb)], server)
     t2 = clock()
@@ -87,7 +91,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
     y = return_blocks(channel, "cloud_to_b", acc, ctx, csr.shape[0], period, dtype)
     t4 = clock()
     return SpmvResult(
-        "rowwise", decode_result(y, params, enc),
+        "rowwise", decode_result(y, params, enc), **provenance(ctx),
         traffic=dict(channel.bytes, keys=len(public)),
         ops=dict(client_b=ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, cloud=t3 - t2, decrypt=t4 - t3, total=t4 - t0),
