@@ -1,29 +1,70 @@
-"""Atomic file writes: a temporary file in the same folder, then a rename."""
+"""Atomic file writes: a temporary file in the same folder, then a rename.
+
+A temporary file is named ``.<stem>.tmp-<writer pid>-<random><suffix>``: a writer killed mid-write
+leaves it behind, and :func:`clean_stale` removes it once that pid is gone.
+"""
 from __future__ import annotations
 
 import contextlib
 import os
 import pathlib
-import tempfile
+import re
+import secrets
 
 #: in the names of temporary files (which keep the target's suffix, e.g. for papermill)
 TMP_MARK = "tmp-"
+_TMP_NAME = re.compile(rf"\..*\.{TMP_MARK}(\d+)-[0-9a-f]{{12}}(\.[^.]*)?")
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (a zombie counts; off POSIX, always True)."""
+    if os.name != "posix":
+        return True  # os.kill(pid, 0) would terminate it on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path; on success it replaces ``path`` at once, on error it is removed."""
+    """Yield a temporary path; on success it replaces ``path`` at once, on error it is removed.
+
+    The file gets the mode a plain ``open()`` gives (``0o666`` less the umask, or a default ACL).
+    """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{TMP_MARK}", suffix=path.suffix)
-    os.close(fd)
+    tmp = path.with_name(f".{path.stem}.{TMP_MARK}{os.getpid()}-{secrets.token_hex(6)}{path.suffix}")
+    # Created like open() does, not by mkstemp (mode 0600, then a chmod that must read the umask, which
+    # is process-global). O_EXCL: never an existing file or a symlink; a clash of 48 random bits in one
+    # process raises FileExistsError.
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
-        yield pathlib.Path(tmp)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def clean_stale(folder: str | os.PathLike) -> list[pathlib.Path]:
+    """Remove the temporary files in ``folder`` whose writer is no longer running; return their paths.
+
+    Only hepkg's temporary names count. Pids are this host's: a folder written from several hosts
+    at once must not be cleaned.
+    """
+    removed = []
+    for tmp in pathlib.Path(folder).glob(f".*.{TMP_MARK}*"):
+        match = _TMP_NAME.fullmatch(tmp.name)
+        if match and tmp.is_file() and not _pid_alive(int(match[1])):
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 def write_bytes(path, data: bytes) -> None:

@@ -3,25 +3,35 @@
 ``run_grid(fn, configs, store)`` calls ``fn(config)`` for every configuration, in-process,
 on a local process pool, or on a Dask cluster, and keeps each result as ``store/<key>.json``
 the moment it arrives, so a rerun after an interruption computes only what is missing.
+A store file that cannot be used is set aside (renamed, never deleted) and recomputed.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
+import ctypes
 import datetime
 import hashlib
 import json
+import multiprocessing
+import multiprocessing.connection
+import os
 import pathlib
+import signal
+import threading
 import time
+import warnings
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .atomic import write_text
+from .atomic import clean_stale, write_text
 
-__all__ = ["run_grid", "config_key", "GridError", "EXECUTORS"]
+__all__ = ["run_grid", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask")
 CONFIG_PREFIX = "config_"
+CORRUPT_MARK = ".corrupt-"
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 class GridError(RuntimeError):
@@ -34,14 +44,22 @@ class GridError(RuntimeError):
         super().__init__(f"{len(failures)} configuration(s) failed:\n" + "\n".join(lines))
 
 
+class GridStoreWarning(UserWarning):
+    """A store file could not be used; it was renamed ``<key>.json.corrupt-<UTC time>`` and is recomputed."""
+
+
 def _fn_name(fn) -> str:
     return f"{fn.__module__}.{fn.__qualname__}"
 
 
+def _key(fn_name: str, config: dict) -> str:
+    canonical = json.dumps([fn_name, config], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
 def config_key(fn, config: dict) -> str:
     """A stable 16-hex-digit key: SHA-256 of ``fn``'s qualified name and ``config`` as canonical JSON."""
-    canonical = json.dumps([_fn_name(fn), config], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return _key(_fn_name(fn), config)
 
 
 def _timed(fn, config: dict) -> tuple[list[dict], float]:
@@ -62,6 +80,48 @@ def _json_scalar(obj):
     raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
+def _pdeathsig() -> bool:
+    """Have Linux SIGKILL this process when its parent dies; False where ``prctl`` is unavailable.
+
+    The signal follows the death of the parent *thread*: pool workers are started by the thread in
+    ``run_grid``, which outlives the pool.
+    """
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+    except (AttributeError, OSError, TypeError):  # not Linux
+        return False
+
+
+def _exit_when_reparented(parent: int) -> None:
+    """Watchdog thread: end this process once its parent is no longer ``parent``; polls every second."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)
+
+
+def _exit_at_eof(fd: int) -> None:
+    """Watchdog thread: end this process once pipe ``fd`` is at EOF (its writer died)."""
+    multiprocessing.connection.wait([fd])
+    os._exit(1)
+
+
+def _end_with(parent: int, start_method: str) -> None:
+    """Pool initializer: end this worker when ``parent`` (running ``run_grid``) dies, even by SIGKILL.
+
+    A forked or spawned worker is ``parent``'s child: Linux kills it then, elsewhere a thread polls for
+    reparenting. A forkserver's child (the forkserver lives on while it does) watches ``parent``'s end
+    of the pipe it was launched through.
+    """
+    if start_method == "forkserver":
+        sentinel = multiprocessing.parent_process().sentinel
+        threading.Thread(target=_exit_at_eof, args=(sentinel,), daemon=True).start()
+        return
+    if not _pdeathsig():
+        threading.Thread(target=_exit_when_reparented, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the above took effect
+        os._exit(1)
+
+
 def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
     """Yield ``(key, (rows, elapsed) or exception)`` for each configuration in ``todo`` as it finishes."""
     if executor == "inline":
@@ -71,7 +131,9 @@ def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
             except Exception as exc:
                 yield key, exc
     elif executor == "process":
-        pool = cf.ProcessPoolExecutor(workers)
+        ctx = multiprocessing.get_context()
+        pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_end_with,
+                                      initargs=(os.getpid(), ctx.get_start_method()))
         try:
             futures = {pool.submit(_timed, fn, cfg): key for key, cfg in todo.items()}
             for fut in cf.as_completed(futures):
@@ -96,6 +158,41 @@ def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _read(path: pathlib.Path, key: str) -> dict:
+    """The record in store file ``path``; ValueError or OSError unless it is a valid record for ``key``."""
+    record = json.loads(path.read_text())
+    if not isinstance(record, dict) or not isinstance(record.get("fn"), str) \
+            or not isinstance(record.get("config"), dict):
+        raise ValueError("not an object with an 'fn' string and a 'config' object")
+    rows, elapsed = record.get("rows"), record.get("elapsed_s")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError("'rows' is not a list of objects")
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
+        raise ValueError("'elapsed_s' is not a number")
+    if _key(record["fn"], record["config"]) != key:
+        raise ValueError("its fn and config do not hash to its key (edited, or misnamed)")
+    return record
+
+
+def _load_store(store: pathlib.Path, keys) -> tuple[dict[str, dict], int]:
+    """The valid records in ``store`` for ``keys``, and how many files were set aside (with a warning)."""
+    records, corrupt = {}, 0
+    for key in keys:
+        path = store / f"{key}.json"
+        if not path.exists():
+            continue
+        try:
+            records[key] = _read(path, key)
+        except (OSError, ValueError) as exc:  # ValueError: also invalid JSON or UTF-8
+            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+            aside = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}")
+            os.replace(path, aside)
+            warnings.warn(f"{path}: {type(exc).__name__}: {exc}; moved to {aside.name}, recomputing",
+                          GridStoreWarning, stacklevel=3)
+            corrupt += 1
+    return records, corrupt
 
 
 def _frame(configs: list[dict], records: list[dict]) -> pd.DataFrame:
@@ -126,15 +223,24 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     occurrence): the config's fields (prefixed ``config_`` where a row field has the same name),
     the row's fields and ``elapsed_s``. Configurations that raise leave no file and do not stop
     the others; at the end a ``GridError`` names them and carries the other results.
+
+    Robustness: leftover temporary files of writers killed mid-write are removed from ``store``
+    (:func:`hepkg.atomic.clean_stale`); a store file that does not parse, lacks ``fn``, ``config``,
+    ``rows`` (a list of objects) or a numeric ``elapsed_s``, or whose fn and config do not hash to its
+    key, is renamed ``<key>.json.corrupt-<UTC time>`` with a ``GridStoreWarning`` and recomputed;
+    ``"process"`` workers end when this process dies, even by SIGKILL. The frame's (and the
+    ``GridError``'s results') ``attrs["grid"]`` counts configurations:
+    ``{"loaded": from the store, "computed": now, "corrupt": files set aside, "failed": raised}``.
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
         raise ValueError(f"scheduler={scheduler!r} needs executor='dask', got {executor!r}")
     store = pathlib.Path(store)
+    clean_stale(store)
     unique = {config_key(fn, cfg): cfg for cfg in configs}
-    records = {key: json.loads((store / f"{key}.json").read_text())
-               for key in unique if (store / f"{key}.json").exists()}
+    records, corrupt = _load_store(store, unique)
+    loaded = len(records)
     todo = {key: cfg for key, cfg in unique.items() if key not in records}
 
     failures = {}
@@ -157,6 +263,8 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
 
     done = [key for key in unique if key in records]
     frame = _frame([unique[k] for k in done], [records[k] for k in done])
+    frame.attrs["grid"] = {"loaded": loaded, "computed": len(records) - loaded, "corrupt": corrupt,
+                           "failed": len(failures)}
     if failures:
         raise GridError([(unique[k], failures[k]) for k in unique if k in failures], frame)
     return frame

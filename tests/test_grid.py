@@ -1,13 +1,23 @@
 """hepkg.grid: one executor interface, resumable stores, failures collected, atomic result files."""
+import contextlib
 import json
 import math
+import os
 import pathlib
+import re
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 
-from hepkg.grid import GridError, config_key, run_grid
+from hepkg.atomic import TMP_MARK
+from hepkg.grid import GridError, GridStoreWarning, config_key, run_grid
+
+TESTS = pathlib.Path(__file__).parent
 
 CONFIGS = [{"n": 3, "label": "a"}, {"n": 1, "label": "b", "reps": 2}, {"n": 2, "label": "c"}]
 
@@ -31,8 +41,24 @@ def numpy_scalars(config):
     return {"v": np.int64(config["n"]), "w": np.float32(0.5)}
 
 
+def record_pid_and_sleep(config):
+    (pathlib.Path(config["pids"]) / str(os.getpid())).touch()
+    time.sleep(600)
+    return {}
+
+
 def calls(log: pathlib.Path) -> list[int]:
     return sorted(int(line) for line in log.read_text().split())
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait()
+    return proc.pid
+
+
+def summary(loaded=0, computed=0, corrupt=0, failed=0) -> dict:
+    return {"loaded": loaded, "computed": computed, "corrupt": corrupt, "failed": failed}
 
 
 def test_config_key_stable_and_order_independent():
@@ -51,6 +77,7 @@ def test_inline_frame_and_files(tmp_path):
     assert df["n"].tolist() == [9, 1, 1, 4]
     assert df["rep"].tolist() == [0, 0, 1, 0]
     assert (df["elapsed_s"] >= 0).all()
+    assert df.attrs["grid"] == summary(computed=3)
     files = sorted(tmp_path.iterdir())
     assert [f.name for f in files] == sorted(f"{config_key(square, c)}.json" for c in CONFIGS)
     record = json.loads((tmp_path / f"{config_key(square, CONFIGS[1])}.json").read_text())
@@ -73,6 +100,7 @@ def test_resume_skips_finished_and_dedups(tmp_path):
     first = {p.name: p.read_text() for p in (tmp_path / "store").iterdir()}
     df = run_grid(square, configs + configs[:3], tmp_path / "store", executor="process", workers=2, progress=False)
     assert calls(log) == [0, 1, 2, 3, 4]
+    assert df.attrs["grid"] == summary(loaded=2, computed=3)
     assert df["config_n"].tolist() == [0, 1, 2, 3, 4]
     assert all((tmp_path / "store" / name).read_text() == text for name, text in first.items())
 
@@ -86,6 +114,7 @@ def test_failure_reported_others_saved_and_retried(tmp_path):
     assert [cfg for cfg, _ in err.failures] == [configs[2]]
     assert '"n": 2' in str(err) and "ValueError" in str(err)
     assert err.results["config_n"].tolist() == [0, 1, 3]
+    assert err.results.attrs["grid"] == summary(computed=3, failed=1)
     assert len(list((tmp_path / "store").iterdir())) == 3
     with pytest.raises(GridError):
         run_grid(square, configs, tmp_path / "store", progress=False)
@@ -121,3 +150,102 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())
     assert len(run_grid(square, CONFIGS, tmp_path, progress=False)) == 4
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json"] * 3
+
+
+def edit(**fields):
+    return lambda text: json.dumps({**json.loads(text), **fields})
+
+
+CORRUPTIONS = {  # store file text -> corrupted text, the reason reported
+    "truncated": (lambda text: text[: len(text) // 2], "JSONDecodeError"),
+    "not utf-8": (lambda text: "\xff" + text, "UnicodeDecodeError"),
+    "rows only": (lambda text: '{"rows": "oops"}', "not an object with an 'fn' string"),
+    "a list": (lambda text: "[]", "not an object with an 'fn' string"),
+    "rows a string": (edit(rows="oops"), "'rows' is not a list of objects"),
+    "rows of numbers": (edit(rows=[1]), "'rows' is not a list of objects"),
+    "elapsed a string": (edit(elapsed_s="1.5"), "'elapsed_s' is not a number"),
+    "config edited": (edit(config={"n": 7}), "do not hash to its key"),
+    "fn edited": (edit(fn="tests.other"), "do not hash to its key"),
+}
+
+
+@pytest.mark.parametrize("corrupt, reason", CORRUPTIONS.values(), ids=CORRUPTIONS)
+def test_unusable_store_file_is_set_aside_and_recomputed(tmp_path, corrupt, reason):
+    log = tmp_path / "calls.log"
+    configs = [{"n": n, "log": str(log)} for n in range(3)]
+    store = tmp_path / "store"
+    run_grid(square, configs, store, progress=False)
+    path = store / f"{config_key(square, configs[1])}.json"
+    bad = corrupt(path.read_text()).encode("latin-1")
+    path.write_bytes(bad)
+    with pytest.warns(GridStoreWarning, match=f"{re.escape(str(path))}: .*{re.escape(reason)}") as warned:
+        df = run_grid(square, configs, store, progress=False)
+    assert warned[0].filename == __file__
+    assert calls(log) == [0, 1, 1, 2]
+    assert df["n"].tolist() == [0, 1, 4]
+    assert df.attrs["grid"] == summary(loaded=2, computed=1, corrupt=1)
+    [aside] = store.glob(f"{path.name}.corrupt-*")
+    assert aside.read_bytes() == bad
+    assert json.loads(path.read_text())["rows"] == [{"n": 1, "rep": 0}]
+    assert run_grid(square, configs, store, progress=False).attrs["grid"] == summary(loaded=3)
+
+
+def test_stale_temp_files_removed_at_start(tmp_path):
+    stale = tmp_path / f".{config_key(square, CONFIGS[0])}.{TMP_MARK}{dead_pid()}-0123456789ab.json"
+    live = tmp_path / f".other.{TMP_MARK}{os.getpid()}-0123456789ab.json"
+    stale.write_text("half")
+    live.write_text("being written")
+    run_grid(square, CONFIGS, tmp_path, progress=False)
+    assert not stale.exists() and live.exists()
+
+
+PARENT = """
+import multiprocessing, sys
+import hepkg.grid as grid
+from test_grid import record_pid_and_sleep
+pids, store, mode = sys.argv[1:]
+if mode == "fork, no prctl":
+    grid._pdeathsig = lambda: False  # the forked workers poll their parent instead
+multiprocessing.set_start_method(mode.split(",")[0])
+grid.run_grid(record_pid_and_sleep, [{"i": i, "pids": pids} for i in range(2)], store,
+              executor="process", workers=2, progress=False)
+"""
+
+
+def running(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """Those of ``procs`` still running (an unreaped zombie is not)."""
+    out = []
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                out.append(proc)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["fork", "fork, no prctl", "spawn", "forkserver"])
+def test_process_workers_die_with_killed_parent(tmp_path, mode):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(pids), str(tmp_path / "store"), mode], cwd=TESTS)
+    workers = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := [psutil.Process(int(p.name)) for p in pids.iterdir()]) < 2:
+            assert parent.poll() is None and time.monotonic() < deadline, "workers did not start"
+            time.sleep(0.1)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while running(workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(workers)
+    finally:
+        parent.kill()
+        for proc in running(workers):
+            proc.kill()
+
+
+def test_worker_exits_if_parent_died_before_it_started():
+    code = f"import hepkg.grid as g; g._end_with({dead_pid()}, 'fork'); print('survived')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "survived" not in proc.stdout
