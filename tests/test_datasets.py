@@ -13,8 +13,9 @@ import scipy.io
 import scipy.sparse as sp
 
 from hepkg import paths
-from hepkg.datasets import (ChecksumError, MatrixNotFound, list_matrices, load_matrix, mycielski_step, mycielskian,
-                            mycielskian_size, read_edge_list, sha256_file)
+from hepkg.datasets import (ChecksumError, CorruptDownload, CorruptMatrixFile, DatasetError, MatrixNotFound,
+                            list_matrices, load_matrix, mycielski_step, mycielskian, mycielskian_size, read_edge_list,
+                            sha256_file)
 
 
 @pytest.fixture(autouse=True)
@@ -180,3 +181,75 @@ def test_download_pinned_checksum_and_env_url(suitesparse_server, monkeypatch):
     m = load_matrix("Grp/tiny", sha256=sha256_file(tarball), progress=False)
     assert (m != expected).nnz == 0
     assert list_matrices().set_index("name").loc["tiny", "source"] == "cache"
+
+
+# ------------------------------------------------------------------ bad downloads and bad files (issue 8, defect 5)
+def cache_is_clean():
+    cache = paths.cache("matrices")
+    registry = cache / "checksums.json"
+    return not [p for p in cache.iterdir() if p != registry] and \
+        (not registry.exists() or "bad" not in json.loads(registry.read_text()))
+
+
+@pytest.mark.parametrize("served, reason", [
+    (b"<!DOCTYPE html><html><body>Not found</body></html>", "an HTML page, not a gzip tarball"),
+    ("truncated", "truncated"),
+    ("wrong member", "no member bad/bad.mtx"),
+])
+def test_bad_download_never_enters_the_cache(suitesparse_server, served, reason):
+    url, tarball, expected = suitesparse_server
+    good = tarball.read_bytes()
+    bad = tarball.with_name("bad.tar.gz")
+    bad.write_bytes(good[: len(good) // 2] if served == "truncated" else good if served == "wrong member" else served)
+    with pytest.raises(CorruptDownload, match=f"{url}/Grp/bad.tar.gz is not the expected file: .*{reason}"):
+        load_matrix("Grp/bad", base_url=url, progress=False)
+    assert cache_is_clean()
+    with tarfile.open(bad, "w:gz") as tar:  # the server is fixed and serves the real tarball: nothing was poisoned
+        with tarfile.open(tarball) as src:
+            for member in src.getmembers():
+                data = src.extractfile(member).read()
+                member.name = member.name.replace("tiny", "bad")
+                tar.addfile(member, io.BytesIO(data))
+    assert (load_matrix("Grp/bad", base_url=url, progress=False) != expected).nnz == 0
+
+
+def test_corrupt_cached_file_names_itself_and_the_fix(suitesparse_server):
+    url, _, _ = suitesparse_server
+    load_matrix("Grp/tiny", base_url=url, progress=False)
+    cached = paths.cache("matrices") / "tiny.tar.gz"
+    cached.write_bytes(b"<html>poisoned by an older version</html>")
+    registry = paths.cache("matrices") / "checksums.json"
+    reg = json.loads(registry.read_text())
+    reg["tiny.tar.gz"]["sha256"] = sha256_file(cached)  # its checksum was recorded too
+    registry.write_text(json.dumps(reg))
+    with pytest.raises(CorruptMatrixFile, match=f"{cached} does not parse.*delete it"):
+        load_matrix("tiny", download=False)
+
+
+def test_corrupt_checksum_record_names_itself(suitesparse_server):
+    url, _, _ = suitesparse_server
+    load_matrix("Grp/tiny", base_url=url, progress=False)
+    registry = paths.cache("matrices") / "checksums.json"
+    for text in ('{"tiny.tar.gz": {"sha', "[1, 2]", '{"tiny.tar.gz": "abc"}'):
+        registry.write_text(text)
+        with pytest.raises(DatasetError, match=f"{registry}: the checksum record is corrupt.*delete it"):
+            load_matrix("tiny", download=False)
+
+
+def test_pinned_checksum_checks_local_files(tmp_path, monkeypatch):
+    write_mtx(tmp_path / "tiny.mtx", sp.eye(3))
+    digest = sha256_file(tmp_path / "tiny.mtx")
+    assert load_matrix("tiny", data_dir=tmp_path, sha256=digest).shape == (3, 3)
+    with pytest.raises(ChecksumError, match=f"{tmp_path / 'tiny.mtx'}: sha256 .* does not match"):
+        load_matrix("tiny", data_dir=tmp_path, sha256="0" * 64)
+    monkeypatch.setenv("HEPKG_DATA", str(tmp_path))
+    with pytest.raises(ChecksumError, match="tiny.mtx"):
+        load_matrix("tiny", sha256="0" * 64)
+    with pytest.raises(ChecksumError, match="tiny.mtx"):
+        load_matrix(str(tmp_path / "tiny.mtx"), sha256="0" * 64)
+
+
+def test_corrupt_local_file_names_itself(tmp_path):
+    (tmp_path / "broken.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1\n")
+    with pytest.raises(CorruptMatrixFile, match="broken.mtx does not parse"):
+        load_matrix("broken", data_dir=tmp_path)

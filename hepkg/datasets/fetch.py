@@ -3,7 +3,9 @@
 Checksums are kept in ``checksums.json`` beside the cached files: the first download of a
 file records its sha256 (trust on first use) unless the caller pins one, and every later
 use verifies the cached bytes against the record, so a truncated or altered file is
-detected instead of parsed.
+detected instead of parsed. A download enters the cache only after ``validate`` accepted
+it (e.g. it is a gzip tarball holding the expected matrix): an HTML error page or a
+truncated archive leaves nothing behind, neither file nor checksum.
 """
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ import urllib.request
 
 from hepkg import atomic
 
-__all__ = ["DEFAULT_BASE_URL", "BASE_URL_ENV", "ChecksumError", "base_url", "suitesparse_url", "sha256_file",
-           "download", "recorded_checksum", "verify_cached"]
+__all__ = ["DEFAULT_BASE_URL", "BASE_URL_ENV", "DatasetError", "ChecksumError", "CorruptDownload", "base_url",
+           "suitesparse_url", "sha256_file", "download", "recorded_checksum", "verify_cached"]
 
 #: The SuiteSparse Matrix Collection's Matrix Market tarballs: ``<base>/<Group>/<Name>.tar.gz``.
 DEFAULT_BASE_URL = "https://sparse.tamu.edu/MM"
@@ -25,8 +27,16 @@ BASE_URL_ENV = "HEPKG_SUITESPARSE_URL"
 _REGISTRY = "checksums.json"
 
 
-class ChecksumError(ValueError):
+class DatasetError(ValueError):
+    """A data file or the cache's checksum record is unusable; the message names the file and the fix."""
+
+
+class ChecksumError(DatasetError):
     """A file's sha256 differs from the pinned or recorded one."""
+
+
+class CorruptDownload(DatasetError):
+    """A download is not what was asked for (an HTML page, a truncated archive); nothing was cached."""
 
 
 def base_url(override: str | None = None) -> str:
@@ -48,7 +58,19 @@ def sha256_file(path) -> str:
 
 def _registry(folder: pathlib.Path) -> dict:
     path = folder / _REGISTRY
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        reg = json.loads(path.read_text())
+        problem = None if isinstance(reg, dict) and all(
+            isinstance(e, dict) and isinstance(e.get("sha256"), str) for e in reg.values()) \
+            else "not a mapping of file name -> {sha256, url}"
+    except (UnicodeDecodeError, ValueError) as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem:
+        raise DatasetError(f"{path}: the checksum record is corrupt ({problem}); delete it and the cached files "
+                           f"beside it to download them again")
+    return reg
 
 
 def recorded_checksum(path) -> str | None:
@@ -75,8 +97,14 @@ def verify_cached(path, sha256: str | None = None) -> None:
                             f"it again")
 
 
-def download(url: str, dest, *, sha256: str | None = None, progress: bool = True, timeout: float = 60) -> pathlib.Path:
-    """Fetch ``url`` to ``dest`` (atomically) and record or check its sha256."""
+def download(url: str, dest, *, sha256: str | None = None, validate=None, progress: bool = True,
+             timeout: float = 60) -> pathlib.Path:
+    """Fetch ``url`` to ``dest`` (atomically) and record or check its sha256.
+
+    ``validate(path)`` inspects the complete download before it replaces ``dest`` and raises
+    on bad content (CorruptDownload names the URL and the reason); the checksum is recorded
+    only after it passed.
+    """
     from tqdm.auto import tqdm
 
     dest = pathlib.Path(dest)
@@ -93,5 +121,11 @@ def download(url: str, dest, *, sha256: str | None = None, progress: bool = True
             raise urllib.error.URLError(f"incomplete download: {tmp.stat().st_size} of {total} bytes")
         if sha256 and digest.hexdigest() != sha256:
             raise ChecksumError(f"{url}: sha256 {digest.hexdigest()} does not match the expected {sha256}")
+        if validate is not None:
+            try:
+                validate(tmp)
+            except (DatasetError, ValueError, OSError, EOFError) as exc:
+                raise CorruptDownload(f"{url} is not the expected file: {exc}. Nothing was cached; check the URL "
+                                      f"(base URL: ${BASE_URL_ENV}) and try again") from exc
     _record(dest, digest.hexdigest(), url)
     return dest

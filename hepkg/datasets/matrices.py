@@ -17,6 +17,11 @@
 Offline and not found, :class:`MatrixNotFound` names every place searched. Names match
 exactly: a variant such as ``ca-AstroPh_LCC_VARIANT`` is loaded only under its own name.
 Matrices come back as canonical CSR (Matrix Market symmetric storage expanded).
+
+Bad files: a download enters the cache only once it opens as a gzip tarball holding
+``<name>/<name>.mtx`` with a Matrix Market header (:class:`~hepkg.datasets.fetch.CorruptDownload`
+otherwise, nothing cached); a file that fails to parse later raises :class:`CorruptMatrixFile`
+naming it and the fix; a pinned ``sha256`` is checked against whichever file is loaded.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import pathlib
 import re
 import tarfile
 import urllib.error
+import zlib
 
 import scipy.io
 import scipy.sparse as sp
@@ -37,8 +43,8 @@ from . import fetch as dl
 from .mycielski import mycielskian, mycielskian_size
 from .snap import read_edge_list
 
-__all__ = ["load_matrix", "list_matrices", "read_matrix", "search_dirs", "MatrixNotFound", "SUITESPARSE_GROUPS",
-           "DATA_ENV"]
+__all__ = ["load_matrix", "list_matrices", "read_matrix", "search_dirs", "MatrixNotFound", "CorruptMatrixFile",
+           "SUITESPARSE_GROUPS", "DATA_ENV"]
 
 DATA_ENV = "HEPKG_DATA"
 
@@ -58,6 +64,14 @@ SUITESPARSE_GROUPS = {
 
 class MatrixNotFound(FileNotFoundError):
     """No local copy, and no download possible; the message lists every place searched."""
+
+
+class CorruptMatrixFile(dl.DatasetError):
+    """A matrix file does not parse (truncated, not Matrix Market, not gzip); the message says what to do."""
+
+
+#: what reading a damaged file raises, by format
+_READ_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError, IndexError, zlib.error)
 
 
 def search_dirs(data_dir=None) -> list[pathlib.Path]:
@@ -89,8 +103,21 @@ def _tar_member(tar: tarfile.TarFile, name: str) -> tarfile.TarInfo:
 
 
 def read_matrix(path) -> sp.csr_matrix:
-    """Read a .mtx[.gz], a SuiteSparse .tar.gz, a SNAP edge list .txt[.gz] or a scipy .npz file."""
+    """Read a .mtx[.gz], a SuiteSparse .tar.gz, a SNAP edge list .txt[.gz] or a scipy .npz file.
+
+    CorruptMatrixFile (naming the file) when it does not parse."""
     path = pathlib.Path(path)
+    try:
+        return _read(path)
+    except CorruptMatrixFile:
+        raise
+    except _READ_ERRORS as exc:
+        raise CorruptMatrixFile(f"{path} does not parse as a matrix ({type(exc).__name__}: {exc}); replace it, or "
+                                f"delete it if it is in hepkg's cache ({paths.cache('matrices')}) so that it is "
+                                f"downloaded again") from exc
+
+
+def _read(path: pathlib.Path) -> sp.csr_matrix:
     name = path.name
     if name.endswith(".tar.gz"):
         base = name[:-len(".tar.gz")]
@@ -104,7 +131,8 @@ def read_matrix(path) -> sp.csr_matrix:
     elif name.endswith(".npz"):
         m = sp.load_npz(path)
     else:
-        raise ValueError(f"{path}: unknown matrix file type (expected .mtx, .mtx.gz, .tar.gz, .txt, .txt.gz, .npz)")
+        raise CorruptMatrixFile(f"{path}: unknown matrix file type (expected .mtx, .mtx.gz, .tar.gz, .txt, .txt.gz, "
+                                f".npz)")
     out = sp.csr_matrix(m)
     out.sum_duplicates()
     return out
@@ -121,9 +149,11 @@ def load_matrix(name: str, *, data_dir=None, download: bool = True, base_url: st
                 sha256: str | None = None, progress: bool = True) -> sp.csr_matrix:
     """A matrix by name or path (see the module docstring for the search order).
 
-    ``sha256`` pins the checksum of the downloaded tarball; ``download=False`` stays offline.
+    ``sha256`` pins the checksum of the file loaded, found locally or downloaded (ChecksumError
+    naming it otherwise); ``download=False`` stays offline.
     """
     if os.path.isfile(name):
+        dl.verify_cached(name, sha256)
         return read_matrix(name)
     if name.endswith(_SUFFIXES):
         raise MatrixNotFound(f"no matrix file at {os.path.abspath(name)}")
@@ -138,8 +168,7 @@ def load_matrix(name: str, *, data_dir=None, download: bool = True, base_url: st
         for fname in _file_names(base):
             path = folder / fname
             if path.is_file():
-                if folder == cache:
-                    dl.verify_cached(path, sha256)
+                dl.verify_cached(path, sha256)
                 return read_matrix(path)
     if os.environ.get(DATA_ENV) is None and data_dir is None:
         searched.append(f"(${DATA_ENV} is not set; set it or pass data_dir= to search another folder)")
@@ -151,10 +180,28 @@ def load_matrix(name: str, *, data_dir=None, download: bool = True, base_url: st
     else:
         url = dl.suitesparse_url(group, base, base_url)
         try:
-            return read_matrix(dl.download(url, cache / f"{base}.tar.gz", sha256=sha256, progress=progress))
+            path = dl.download(url, cache / f"{base}.tar.gz", sha256=sha256, progress=progress,
+                               validate=lambda tmp: _check_tarball(tmp, base))
+            return read_matrix(path)
         except (urllib.error.URLError, OSError) as exc:
             reason = f"download of {url} failed: {getattr(exc, 'reason', exc)}"
     raise MatrixNotFound(f"matrix {name!r} not found. Searched:\n  " + "\n  ".join(searched) + f"\nand: {reason}")
+
+
+def _check_tarball(path: pathlib.Path, name: str) -> None:
+    """ValueError unless ``path`` is a gzip tarball whose ``<name>/<name>.mtx`` has a Matrix Market header."""
+    with open(path, "rb") as fh:
+        start = fh.read(64)
+    if start[:2] != b"\x1f\x8b":
+        looks = "an HTML page" if b"<" in start[:16] else f"{start[:16]!r}..."
+        raise ValueError(f"{looks}, not a gzip tarball")
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            lines = _header_lines(tar.extractfile(_tar_member(tar, name)))
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise ValueError(f"a damaged or truncated gzip tarball ({type(exc).__name__}: {exc})") from None
+    if not lines[0].startswith("%%MatrixMarket"):
+        raise ValueError(f"{name}/{name}.mtx is not a Matrix Market file")
 
 
 def _mm_header(path: pathlib.Path) -> dict:
