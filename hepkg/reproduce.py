@@ -59,8 +59,8 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
             status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
     claims = tally(load_claims(section, artifact_root))
     return dict(notebook=notebook.name, section=section, status=status, seconds=round(time.time() - start, 1),
-                claims_hold=claims["holds"], claims_fail=claims["fails"], claims_not_measured=claims["not measured"],
-                error=error)
+                claims_hold=claims["holds"], claims_fail=claims["fails"], claims_inconclusive=claims["inconclusive"],
+                claims_not_measured=claims["not measured"], error=error)
 
 
 def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dict]:
@@ -72,10 +72,11 @@ def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dic
 
 
 def summary_markdown(rows: list[dict], scale: str) -> str:
-    head = ("| notebook | scale | status | time (s) | claims hold | fail | not measured |\n"
-            "|---|---|---|---|---|---|---|\n")
+    head = ("| notebook | scale | status | time (s) | claims hold | fail | inconclusive | not measured |\n"
+            "|---|---|---|---|---|---|---|---|\n")
     body = "".join(f"| {r['notebook']} | {r.get('scale', scale)} | {r['status']} | {r['seconds']} | {r['claims_hold']} | "
-                   f"{r['claims_fail']} | {r['claims_not_measured']} |\n" for r in rows)
+                   f"{r['claims_fail']} | {r.get('claims_inconclusive', 0)} | {r['claims_not_measured']} |\n"
+                   for r in rows)
     errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
     return f"# Reproduction summary (last run: scale {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
 
@@ -103,7 +104,8 @@ def main(argv=None) -> int:
         print(f"[{i}/{len(selected)}] {nb.name} (scale {args.scale}) ...", flush=True)
         row = run_notebook(nb, parameters, root, args.timeout)
         print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
-              f"{row['claims_fail']} fail, {row['claims_not_measured']} not measured {row['error']}", flush=True)
+              f"{row['claims_fail']} fail, {row['claims_inconclusive']} inconclusive, {row['claims_not_measured']} "
+              f"not measured {row['error']}", flush=True)
         rows.append(row)
     all_rows = merged_summary(root / "summary.json", rows, args.scale)
     text = summary_markdown(all_rows, args.scale)

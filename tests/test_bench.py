@@ -190,3 +190,41 @@ def test_import_is_light():
     code = ("import sys; [sys.modules.__setitem__(m, None) for m in ('pandas', 'seaborn', 'matplotlib', 'scipy')]; "
             "import hepkg.bench as b; assert b.Timer and b.op_costs")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------ interleaved repetitions, time inside the library
+def test_time_inside_the_library_is_counted_once_per_hook():
+    import hepkg.he as he
+    from hepkg.he.counting import library_seconds
+    ctx = he.context("sim", "bfv-8192-d2", rotations=[1])
+    before = library_seconds()
+    with ctx.counting() as ops:
+        ctx.decrypt(ctx.rotate(ctx.encrypt([1, 2]), 1))
+    grown = library_seconds() - before
+    assert set(ops.seconds) == {"encode", "encrypt", "rotate", "decrypt"} and ops.he_s > 0
+    assert sum(grown.values()) == pytest.approx(ops.he_s)
+    assert ctx.counts.he_s >= ops.he_s
+
+
+def test_interleaved_runs_rounds_in_order_and_reports_spread():
+    from hepkg.bench import INCONCLUSIVE, compare, interleaved, spread
+    from hepkg.bench.repeat import GREATER, LESS
+    order = []
+    runs = interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, reps=3, warmup=1,
+                       progress=False)
+    assert order == ["a", "b"] * 4 and runs["rep"].tolist() == [0, 0, 1, 1, 2, 2]
+    assert set(runs.columns) == {"method", "rep", "wall_s", "cpu_s", "he_s", "overhead"}
+    table = spread(runs).set_index("method")
+    assert (table["n"] == 3).all() and (table["min"] <= table["median"]).all() and (table["q3"] <= table["max"]).all()
+    assert compare([1, 1.1, 1.2], [2, 2.1, 2.2]) == LESS and compare([2, 2.1], [1, 1.1]) == GREATER
+    assert compare([1, 2, 3], [1.5, 2.5, 3.5]) == INCONCLUSIVE
+    with pytest.raises(ValueError):
+        interleaved({"a": lambda: None}, reps=0)
+
+
+def test_inconclusive_claim_status():
+    from hepkg.reference import INCONCLUSIVE, Claim, evaluate, tally
+    table = evaluate([Claim("x", "a is faster than b", "paper", lambda r: (INCONCLUSIVE, "IQRs overlap")),
+                      Claim("y", "holds", "paper", lambda r: (True, ""))], {})
+    assert table.status.tolist() == ["inconclusive", "holds"]
+    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "inconclusive": 1, "not measured": 0}

@@ -18,7 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from . import envelope
-from .counting import OpCounter
+from .counting import HOOKS, OpCounter, timed_hook
 from .envelope import is_hex, is_int
 from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, NoiseBudgetExhausted, ScaleOverflow, SchemeError,
@@ -105,6 +105,14 @@ class Context(ABC):
 
     backend = "?"
     schemes: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        """Time every raw hook a backend defines (time inside the HE library; see hepkg.he.counting)."""
+        super().__init_subclass__(**kwargs)
+        for name in HOOKS:
+            fn = cls.__dict__.get(f"_{name}")
+            if callable(fn):
+                setattr(cls, f"_{name}", timed_hook(name, fn))
     #: True where the library reports the BFV noise budget; decryption then checks it,
     #: elsewhere BFV depth is enforced against the parameter set instead.
     has_noise_budget = False

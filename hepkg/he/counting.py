@@ -1,6 +1,19 @@
-"""Operation accounting: every backend counts what it does, per kind of operation."""
+"""Operation accounting: every backend counts what it does, per kind of operation, and how
+long it spends inside the HE library.
+
+Time inside the library is measured around every raw backend hook (``_mul``, ``_rotate``,
+``_ser``, ``_keygen``, ...; see :data:`HOOKS`) with a monotonic clock: a hook called from
+inside another hook is covered by the outer one, so nothing is counted twice. It is kept
+per context (``ctx.counts.seconds``, scoped by ``ctx.counting()`` like the counts) and for
+the whole process (:func:`library_seconds`), so a run that builds several contexts (the
+parties of a protocol) is timed as a whole: ``he_s`` of a run is the difference of two
+readings, and ``wall_s / he_s`` its overhead.
+"""
 from __future__ import annotations
 
+import functools
+import threading
+import time
 from collections import Counter
 from contextlib import contextmanager
 
@@ -9,10 +22,56 @@ KINDS = ("encode", "encrypt", "decrypt", "add", "add_pt", "sub", "negate", "mul_
          "relinearize", "rotate", "keyswitch", "hoisted_precompute", "swap", "rescale", "mod_switch")
 
 
+#: raw backend hooks whose time counts as time inside the HE library (by hook name, no underscore)
+HOOKS = ("keygen", "load_public", "public_payload", "encode", "encrypt", "decrypt", "add", "sub", "add_plain",
+         "sub_plain", "negate", "mul", "relin", "mul_plain", "rotate", "rotate_hoisted", "swap", "rescale",
+         "mod_switch", "noise_budget", "ser", "deser", "key_sizes")
+#: hooks that set keys up rather than compute (reports may leave them out of he_s)
+SETUP_HOOKS = ("keygen", "load_public", "public_payload", "key_sizes")
+
+_PROCESS = Counter()  # seconds per hook, every context of this process
+_INSIDE = threading.local()
+
+
+def library_seconds() -> Counter:
+    """Seconds spent inside raw backend hooks so far, per hook, all contexts of this process."""
+    return Counter(_PROCESS)
+
+
+def timed_hook(name: str, fn):
+    """``fn`` (a backend hook) timed into its context's counter and the process clock."""
+    @functools.wraps(fn)
+    def hook(self, *args, **kwargs):
+        if getattr(_INSIDE, "active", False):  # inside another hook: its clock is running
+            return fn(self, *args, **kwargs)
+        _INSIDE.active = True
+        start = time.perf_counter()
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - start
+            _INSIDE.active = False
+            _PROCESS[name] += elapsed
+            self.counter.add_time(name, elapsed)
+    return hook
+
+
 class OpCounts(Counter):
-    """Counts per operation kind plus the largest multiplicative depth reached."""
+    """Counts per operation kind plus the largest multiplicative depth reached, and ``seconds``
+    inside the library per hook (``he_s``: their sum)."""
 
     depth: int = 0
+
+    @property
+    def seconds(self) -> Counter:
+        if "_seconds" not in self.__dict__:
+            self.__dict__["_seconds"] = Counter()
+        return self.__dict__["_seconds"]
+
+    @property
+    def he_s(self) -> float:
+        """Seconds inside the HE library (every hook, key setup included)."""
+        return float(sum(self.seconds.values()))
 
     def as_dict(self) -> dict:
         d = {k: int(self.get(k, 0)) for k in KINDS}
@@ -39,6 +98,11 @@ class OpCounter:
         self.total[kind] += n
         for region in self._open:
             region[kind] += n
+
+    def add_time(self, hook: str, seconds: float) -> None:
+        self.total.seconds[hook] += seconds
+        for region in self._open:
+            region.seconds[hook] += seconds
 
     def reached_depth(self, depth: int) -> None:
         self.total.depth = max(self.total.depth, depth)

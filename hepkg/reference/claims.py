@@ -1,8 +1,10 @@
 """Named claim checks: testable statements from the papers, evaluated on our results.
 
 A claim's ``check`` receives the section's results (a dict of tables or values) and
-returns ``(holds: bool | None, evidence: str)``; None, or a missing result, means the
-claim was not measured at this scale. Notebooks evaluate their claims and save them
+returns ``(holds, evidence: str)``: True, False, None (or a missing result: the claim was
+not measured at this scale) or :data:`INCONCLUSIVE`, for a comparison of two measured
+quantities whose spreads overlap (:func:`hepkg.bench.compare`). A claim compares like with
+like: measured with measured, or modelled with modelled. Notebooks evaluate their claims and save them
 with :func:`save_claims`; the reproduction summary counts them.
 """
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Callable
 from hepkg import paths
 from hepkg.atomic import write_text
 
-HOLDS, FAILS, NOT_MEASURED = "holds", "fails", "not measured"
+HOLDS, FAILS, NOT_MEASURED, INCONCLUSIVE = "holds", "fails", "not measured", "inconclusive"
+STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,8 @@ class Claim:
             holds, evidence = self.check(results)
         except (KeyError, LookupError) as missing:
             holds, evidence = None, f"no result for {missing}"
-        status = NOT_MEASURED if holds is None else HOLDS if holds else FAILS
+        status = (NOT_MEASURED if holds is None else INCONCLUSIVE if isinstance(holds, str) and holds == INCONCLUSIVE
+                  else HOLDS if holds else FAILS)
         return dict(claim=self.key, statement=self.statement, source=self.source, status=status, evidence=evidence)
 
 
@@ -51,4 +55,4 @@ def load_claims(section: str, base=None) -> list[dict]:
 
 
 def tally(rows: list[dict]) -> dict[str, int]:
-    return {s: sum(r["status"] == s for r in rows) for s in (HOLDS, FAILS, NOT_MEASURED)}
+    return {s: sum(r["status"] == s for r in rows) for s in STATUSES}
