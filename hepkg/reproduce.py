@@ -20,6 +20,7 @@ import time
 
 from hepkg import paths
 from hepkg.atomic import atomic_path, write_text
+from hepkg.bench.sysinfo import git_state
 from hepkg.reference.claims import load_claims, tally
 
 SCALES = ("quick", "default", "full")
@@ -81,6 +82,15 @@ def summary_markdown(rows: list[dict], scale: str) -> str:
     return f"# Reproduction summary (last run: scale {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
 
 
+def dirty_warning(git: dict) -> str:
+    """A loud paragraph when the run's code is not a clean git revision (empty when it is)."""
+    if not git.get("dirty"):
+        return ""
+    return (f"**WARNING: this run used uncommitted code** (revision {git.get('revision')} plus changes to "
+            f"{', '.join(git.get('changed') or [])}): its artifacts cannot be traced to a commit. Commit, then "
+            f"run again.\n\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Execute the hepkg notebooks with papermill.")
     parser.add_argument("--scale", choices=SCALES, default="default")
@@ -108,7 +118,7 @@ def main(argv=None) -> int:
               f"not measured {row['error']}", flush=True)
         rows.append(row)
     all_rows = merged_summary(root / "summary.json", rows, args.scale)
-    text = summary_markdown(all_rows, args.scale)
+    text = dirty_warning(git_state()) + summary_markdown(all_rows, args.scale)
     write_text(root / "summary.md", text)
     write_text(root / "summary.json", json.dumps(dict(notebooks=all_rows), indent=1))
     print("\n" + text)

@@ -64,7 +64,7 @@ def test_system_info_keys_and_json():
     assert info["logical_cores"] >= 1 and info["ram_bytes"] > 0
     assert info["versions"]["numpy"] == np.__version__
     assert {"scipy", "pandas", "Pyfhel", "openfhe", "tenseal", "cupy"} <= set(info["versions"])
-    assert set(info["git"]) == {"revision", "dirty"}
+    assert set(info["git"]) == {"revision", "dirty", "changed"}
     assert json.loads(json.dumps(info)) == info
 
 

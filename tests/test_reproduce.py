@@ -50,3 +50,13 @@ def test_summary_keeps_notebooks_not_rerun(tmp_path):
     path.write_text(json.dumps(dict(notebooks=[dict(row, scale="default")])))
     merged = merged_summary(path, [dict(row, notebook="20_gemm.ipynb")], "quick")
     assert [(r["notebook"], r["scale"]) for r in merged] == [("10_spmv.ipynb", "default"), ("20_gemm.ipynb", "quick")]
+
+
+def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count():
+    from hepkg.bench.sysinfo import git_state
+    from hepkg.reproduce import dirty_warning
+    state = git_state()
+    assert not any(path.startswith("artifacts/") for path in state["changed"])
+    assert dirty_warning(dict(revision="abc", dirty=False, changed=[])) == ""
+    warning = dirty_warning(dict(revision="abc", dirty=True, changed=["hepkg/grid.py"]))
+    assert "WARNING" in warning and "hepkg/grid.py" in warning

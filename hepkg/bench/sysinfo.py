@@ -101,11 +101,17 @@ def _version(dists: tuple[str, ...]) -> str | None:
     return None
 
 
-def _git() -> dict:
-    """Revision and dirty flag of the checkout hepkg runs from (None where unavailable)."""
+def git_state() -> dict:
+    """Revision of the checkout hepkg runs from, and whether tracked files differ from it.
+
+    Changes under ``artifacts/`` do not count: a run regenerates them itself. ``changed``
+    lists (up to 20 of) the files that make the tree dirty. None where git is unavailable.
+    """
     rev = _run("git", "rev-parse", "HEAD", cwd=ROOT)
-    status = _run("git", "status", "--porcelain", "--untracked-files=no", cwd=ROOT) if rev else None
-    return dict(revision=rev, dirty=None if status is None else bool(status))
+    status = _run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)artifacts",
+                  cwd=ROOT) if rev else None
+    changed = [line[3:] for line in status.splitlines()] if status else []
+    return dict(revision=rev, dirty=None if status is None else bool(changed), changed=changed[:20])
 
 
 def system_info() -> dict:
@@ -128,6 +134,6 @@ def system_info() -> dict:
         python_implementation=platform.python_implementation(),
         hepkg=hepkg.__version__,
         versions={name: _version(dists) for name, dists in PACKAGES.items()},
-        git=_git(),
+        git=git_state(),
         load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # timings depend on it
     )
