@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import hepkg.he as he
-from conftest import BFV, CKKS, ROTATIONS, ckks_tol, make_context, rotate_ref
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, ROTATIONS, ckks_tol, make_context, rotate_ref
 
 T = BFV.plain_modulus
 SETTINGS = settings(max_examples=12, deadline=None)
@@ -198,3 +198,24 @@ def test_counts_follow_key_policy():
     with exact.counting() as ops:
         exact.rotate(exact.encrypt([1]), 7)
     assert ops["keyswitch"] == 1
+
+
+@pytest.mark.parametrize("scheme", ["bfv", "ckks"])
+def test_encryption_only_context(scheme):
+    """A party that only encrypts gets the public key, not the relinearization or rotation keys."""
+    backends = BFV_BACKENDS if scheme == "bfv" else CKKS_BACKENDS
+    for backend in backends:
+        ctx = make_context(backend, scheme)
+        full, slim = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
+        enc = he.load_context(slim)
+        assert enc.relin_key is False and len(enc.keys) == 0 and not enc.swap_key
+        sizes = enc.key_sizes()
+        assert sizes["relin_key"] == sizes["galois_keys"] == 0 or backend == "sim"
+        assert backend == "sim" or len(slim) < len(full) / 2
+        ct = enc.encrypt([1, 2, 3])
+        np.testing.assert_allclose(ctx.decrypt(ctx.deserialize(enc.serialize(enc.add(ct, ct))), 3), [2, 4, 6],
+                                   atol=1e-3)
+        with pytest.raises(he.MissingKeyError, match="without evaluation keys"):
+            enc.mul(ct, ct)
+        with pytest.raises(he.MissingRotationKey):
+            enc.rotate(ct, 1)

@@ -136,6 +136,7 @@ class Context(ABC):
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
+            self.relin_key = True
             self.key_id = os.urandom(16).hex()
             self._session_key = os.urandom(envelope.KEY_BYTES)
             self.__has_secret = True
@@ -144,6 +145,7 @@ class Context(ABC):
             self.keys = RotationKeys("exact", _meta["steps"], self.period)
             self.keys.policy = _meta["policy"]
             self.swap_key = _meta["swap"]
+            self.relin_key = _meta["evaluation_keys"]
             self.key_id = _meta["key_id"]
             self._session_key = bytes.fromhex(_meta["session_key"])
             self.__has_secret = False
@@ -483,6 +485,9 @@ class Context(ABC):
         self._check(a)
         if a.size == 2:
             return a
+        if not self.relin_key:
+            raise MissingKeyError("no relinearization key: this context was sent without evaluation keys "
+                                  "(to_bytes(evaluation_keys=False)), for encryption only")
         self.counter.add("relinearize")
         self.counter.add("keyswitch")
         return self._derive(self._relin(a.raw), a, size=2, pending=a.pending)
@@ -643,16 +648,18 @@ class Context(ABC):
         ok = meta is not None and meta.get("kind") == "ciphertext" and meta.get("key_id") != self.key_id
         return meta if ok else None
 
-    def to_bytes(self) -> bytes:
-        """The public part: parameters, public and evaluation keys, the built moduli and the session
+    def to_bytes(self, *, evaluation_keys: bool = True) -> bytes:
+        """The public part: parameters, public key, evaluation keys, the built moduli and the session
         key the parties authenticate their messages with (never the secret key). Send it to the
-        session's parties only."""
+        session's parties only. ``evaluation_keys=False`` leaves out the relinearization and
+        rotation keys: what a party that only encrypts needs (it then cannot multiply or rotate)."""
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
-                    steps=sorted(self.keys.steps), swap=self.swap_key, key_id=self.key_id,
-                    insecure=self.insecure, session_key=self._session_key.hex(),
+                    steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
+                    evaluation_keys=bool(evaluation_keys), key_id=self.key_id, insecure=self.insecure,
+                    session_key=self._session_key.hex(),
                     built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
-        return envelope.pack("context", meta, self._public_payload())
+        return envelope.pack("context", meta, self._public_payload(bool(evaluation_keys)))
 
     def public(self) -> "Context":
         """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`."""
@@ -674,7 +681,7 @@ class Context(ABC):
     def _load_public(self, payload: bytes): ...
 
     @abstractmethod
-    def _public_payload(self) -> bytes: ...
+    def _public_payload(self, evaluation_keys: bool) -> bytes: ...
 
     @abstractmethod
     def _encode(self, values: np.ndarray, level: int): ...

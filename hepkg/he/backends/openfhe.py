@@ -51,9 +51,9 @@ _BIN = ofhe.BINARY
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE)
 
 
-def _unframe(data: bytes, count: int) -> list[bytes]:
+def _unframe(data: bytes, count: int, required: int) -> list[bytes]:
     parts = unframe(data, count, "OpenFHE public payload")
-    if any(len(p) == 0 for p in parts[:3]):
+    if any(len(p) == 0 for p in parts[:required]):
         raise CorruptedData("OpenFHE public payload has the wrong layout")
     return parts
 
@@ -201,24 +201,24 @@ class OpenFHEContext(Context):
             return b""
         return ofhe.SerializeEvalAutomorphismKeyString(_BIN, self._tag)
 
-    def _public_payload(self) -> bytes:
-        return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN),
-                       ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()])
+    def _public_payload(self, evaluation_keys: bool) -> bytes:
+        keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()] if evaluation_keys else [b"", b""]
+        return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN), *keys])
 
     def _load_public(self, payload: bytes):
-        cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4)
+        cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4, 2 + self.relin_key)
         cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
         self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
         tag = self._pk.GetKeyTag()
         # OpenFHE refuses to insert relinearization keys twice for one tag: in the
         # process holding the secret context they are there already (same keys).
-        if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+        if mult_b and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
             ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
         if galois_b:
             ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
         self._hold(tag)
         self._bind(cc)
-        if tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+        if self.relin_key and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
             raise CorruptedData("the OpenFHE public context carries no relinearization key for its public key")
 
     def _galois_map(self):
@@ -349,6 +349,6 @@ class OpenFHEContext(Context):
         zero = self._encrypt(self._encode(np.zeros(self.slots, dtype=np.float64 if self.scheme == "ckks"
                                                    else np.int64), 0))
         return {"public_key": len(ofhe.Serialize(self._pk, _BIN)),
-                "relin_key": len(ofhe.SerializeEvalMultKeyString(_BIN, self._tag)),
+                "relin_key": len(ofhe.SerializeEvalMultKeyString(_BIN, self._tag)) if self.relin_key else 0,
                 "galois_keys": len(self._galois_bytes()),
                 "ciphertext": len(ofhe.Serialize(zero, _BIN))}

@@ -113,20 +113,22 @@ class PyfhelContext(Context):
         self._data_primes = len(self.params.qi_bits) - 1
         self._scale = 2.0 ** self.params.scale_bits if self.scheme == "ckks" else 1.0
 
-    def _public_payload(self) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> bytes:
         he = self._he
-        parts = [he.to_bytes_context(_COMPR), he.to_bytes_public_key(_COMPR), he.to_bytes_relin_key(_COMPR),
-                 b"" if he.is_rotate_key_empty() else he.to_bytes_rotate_key(_COMPR)]
-        return frame(parts)
+        parts = [he.to_bytes_context(_COMPR), he.to_bytes_public_key(_COMPR)]
+        if evaluation_keys:
+            parts += [he.to_bytes_relin_key(_COMPR), b"" if he.is_rotate_key_empty() else he.to_bytes_rotate_key(_COMPR)]
+        return frame(parts + [b""] * (4 - len(parts)))
 
     def _load_public(self, payload: bytes):
         parts = unframe(payload, 4, "Pyfhel context payload")
-        if any(not x for x in parts[:3]):
+        if any(not x for x in parts[:2 + self.relin_key]):
             raise CorruptedData("malformed Pyfhel context payload")
         he = Pyfhel()
         he.from_bytes_context(parts[0])
         he.from_bytes_public_key(parts[1])
-        he.from_bytes_relin_key(parts[2])
+        if parts[2]:
+            he.from_bytes_relin_key(parts[2])
         if parts[3]:
             he.from_bytes_rotate_key(parts[3])
         self._setup(he)
@@ -284,6 +286,7 @@ class PyfhelContext(Context):
     def _key_sizes(self) -> dict[str, int]:
         he = self._he
         fresh = self._zero(0, self._scale)
-        return {"public_key": he.sizeof_public_key(_COMPR), "relin_key": he.sizeof_relin_key(_COMPR),
+        return {"public_key": he.sizeof_public_key(_COMPR),
+                "relin_key": he.sizeof_relin_key(_COMPR) if self.relin_key else 0,
                 "galois_keys": 0 if he.is_rotate_key_empty() else he.sizeof_rotate_key(_COMPR),
                 "ciphertext": fresh.sizeof_ciphertext(_COMPR)}

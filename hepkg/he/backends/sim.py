@@ -26,7 +26,7 @@ class SimContext(Context):
     def _load_public(self, payload: bytes):
         pass
 
-    def _public_payload(self) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> bytes:
         return b""
 
     @property

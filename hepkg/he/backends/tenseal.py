@@ -94,9 +94,9 @@ class TenSEALContext(Context):
         self._encryptor = seal.Encryptor(self._ctx, self._pk)
         self._decryptor = seal.Decryptor(self._ctx, keygen.secret_key())
 
-    def _public_payload(self) -> bytes:
-        return frame([_save(self._ctx.key_context_data().parms()), _save(self._pk), _save(self._rk),
-                      _save(self._gk)])
+    def _public_payload(self, evaluation_keys: bool) -> bytes:
+        keys = [_save(self._rk), _save(self._gk)] if evaluation_keys else [b"", b""]
+        return frame([_save(self._ctx.key_context_data().parms()), _save(self._pk), *keys])
 
     def _load_public(self, payload: bytes):
         parms_b, pk_b, rk_b, gk_b = unframe(payload, 4, "tenseal context payload")
@@ -109,8 +109,8 @@ class TenSEALContext(Context):
         self._setup(parms)
         try:
             self._pk = _load(seal.PublicKey(), pk_b, self._ctx)
-            self._rk = _load(seal.RelinKeys(), rk_b, self._ctx)
-            self._gk = _load(seal.GaloisKeys(), gk_b, self._ctx)
+            self._rk = _load(seal.RelinKeys(), rk_b, self._ctx) if rk_b else None
+            self._gk = _load(seal.GaloisKeys(), gk_b, self._ctx) if gk_b else None
         except (RuntimeError, ValueError, MemoryError, TypeError) as exc:
             raise CorruptedData(f"tenseal could not parse the evaluation keys: {exc}") from None
         self._encryptor = seal.Encryptor(self._ctx, self._pk)
@@ -241,5 +241,5 @@ class TenSEALContext(Context):
     def _key_sizes(self) -> dict[str, int]:
         zero = seal.Ciphertext()
         self._encryptor.encrypt_zero(zero)
-        return {"public_key": len(_save(self._pk)), "relin_key": len(_save(self._rk)),
-                "galois_keys": len(_save(self._gk)), "ciphertext": len(_save(zero))}
+        return {"public_key": len(_save(self._pk)), "relin_key": len(_save(self._rk)) if self._rk is not None else 0,
+                "galois_keys": len(_save(self._gk)) if self._gk is not None else 0, "ciphertext": len(_save(zero))}
