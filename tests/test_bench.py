@@ -228,3 +228,19 @@ def test_inconclusive_claim_status():
                       Claim("y", "holds", "paper", lambda r: (True, ""))], {})
     assert table.status.tolist() == ["inconclusive", "holds"]
     assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "inconclusive": 1, "not measured": 0}
+
+
+@pytest.mark.parametrize("backend, params", [("sim", "bfv-8192-d2"), ("pyfhel", "bfv-8192-d2"), ("sim", "ckks-16384-small")])
+def test_in_run_costs_price_a_run_at_its_own_library_time(backend, params):
+    import hepkg.he as he
+    from hepkg.bench import estimate, observed_costs
+    if not he.availability()[backend]:
+        pytest.skip(f"{backend} absent")
+    ctx = he.context(backend, params, rotations=[1, 3])
+    with ctx.counting() as ops:
+        x = ctx.encrypt([1, 2, 3])
+        y = ctx.rotate(ctx.mul(x, x), 3)
+        ctx.decrypt(ctx.add(ctx.mul_plain(y, [2, 2, 2]), x))
+    costs = observed_costs(ops)
+    assert set(costs) == {"encode", "encrypt", "decrypt", "add", "mul_ct", "mul_pt", "keyswitch"}
+    assert estimate(ops, costs) == pytest.approx(ops.he_s, rel=1e-9)

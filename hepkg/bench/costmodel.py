@@ -1,6 +1,8 @@
 """Cost model: operation counts x per-operation latencies measured on this machine.
 
-A run's *floor* is what its counted operations cost at the backend's measured speed;
+A run's *floor* is what its counted operations cost at the backend's measured speed
+(:func:`op_costs`, measured once per machine, or :func:`observed_costs`, the per-op times a
+run itself spent inside the library: estimates priced with these say ``in-run costs``);
 ``measured / floor`` is the overhead of everything else (Python, packing, copies). Runs too
 long to execute are estimated the same way: count them on ``sim`` at full scale and price
 the counts with a real backend's costs::
@@ -106,6 +108,36 @@ def op_costs(backend: str, params, reps: int = 20, refresh: bool = False, insecu
                  latency_ms=ms, costs_s=costs)
     atomic.write_text(path, json.dumps(entry, indent=2) + "\n")
     return costs
+
+
+#: counted kind -> (the backend hooks whose time it carries, the counted kinds that share that time)
+OBSERVED_AS = {
+    "encode": (("encode",), ("encode",)), "encrypt": (("encrypt",), ("encrypt",)),
+    "decrypt": (("decrypt", "noise_budget"), ("decrypt",)),
+    "add": (("add", "sub", "negate", "add_plain", "sub_plain"), ("add", "sub", "negate", "add_pt")),
+    "mul_ct": (("mul", "relin"), ("mul_ct",)), "mul_pt": (("mul_plain",), ("mul_pt",)),
+    "keyswitch": (("rotate", "rotate_hoisted", "swap"), ("keyswitch",)), "mod_switch": (("mod_switch",), ("mod_switch",)),
+}
+
+
+def observed_costs(ops) -> dict[str, float]:
+    """Seconds per counted kind as observed in a run: the time its hooks spent inside the HE
+    library (``ops.seconds``, see :mod:`hepkg.he.counting`) over how often it was counted.
+
+    Priced this way, a run's floor is its own time inside the library (less serialization and
+    key setup), so an estimate of a larger run priced with these costs uses no latency measured
+    at another moment. Kinds the run did not count are absent. CKKS rescales are shared
+    equally by the products (ct x ct and ct x pt) that required them, as ``PRICED_AS`` does.
+    """
+    counts, seconds = dict(ops), ops.seconds
+    priced = _priced_counts(counts)
+    rescale = seconds.get("rescale", 0.0) / counts["rescale"] if counts.get("rescale") else 0.0
+    out = {}
+    for kind, (hooks, kinds) in OBSERVED_AS.items():
+        n = priced.get(kind, 0) if kind == "keyswitch" else sum(int(counts.get(k, 0)) for k in kinds)
+        if n:
+            out[kind] = sum(seconds.get(h, 0.0) for h in hooks) / n + (rescale if kind in ("mul_ct", "mul_pt") else 0.0)
+    return out
 
 
 def _priced_counts(counts: Mapping) -> dict[str, int]:
