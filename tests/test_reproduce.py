@@ -60,3 +60,13 @@ def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count():
     assert dirty_warning(dict(revision="abc", dirty=False, changed=[])) == ""
     warning = dirty_warning(dict(revision="abc", dirty=True, changed=["hepkg/grid.py"]))
     assert "WARNING" in warning and "hepkg/grid.py" in warning
+
+
+def test_grid_store_lives_outside_git_keyed_by_machine_and_revision(tmp_path):
+    from hepkg import paths
+    from hepkg.bench.sysinfo import git_state, machine_key
+    assert paths.grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
+    default = paths.grid_store("spmv")
+    assert default == paths.grid_store("spmv", paths.ROOT / "artifacts")
+    assert paths.ROOT not in default.parents and default.parent.name.startswith(machine_key())
+    assert git_state()["revision"][:12] in default.parent.name

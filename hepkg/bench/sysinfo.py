@@ -92,6 +92,14 @@ def _gpus() -> list[dict] | None:
                  memory_bytes=int(p["totalGlobalMem"]), driver=None) for p in props] or None
 
 
+def machine_key() -> str:
+    """12 hex digits naming this machine: host name, CPU model, core counts and RAM."""
+    import hashlib
+
+    who = [platform.node(), cpu_model(), *cpu_cores(), _ram_bytes()]
+    return hashlib.sha256(repr(who).encode()).hexdigest()[:12]
+
+
 def _version(dists: tuple[str, ...]) -> str | None:
     for dist in dists:
         try:
