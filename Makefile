@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_pyfhel.py
 
 setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libraries; idempotent
 
-test: $(STAMP) ## run the test suite (sets up first when needed; slow fuzzing and full scale excluded)
-	MPLBACKEND=Agg $(PY) -m pytest -m "not full and not slow" $(PYTEST_ARGS)
+test: $(STAMP) ## run the test suite: the notebooks with nbval, then tests/ (slow fuzzing and full scale excluded)
+	MPLBACKEND=Agg $(PY) -m pytest -m "not full and not slow" --nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
 
 test-slow: $(STAMP) ## the slow tests: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS)
 	MPLBACKEND=Agg $(PY) -m pytest -m slow $(PYTEST_ARGS)

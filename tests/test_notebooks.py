@@ -45,7 +45,7 @@ def check_primitives(folder):
         first = tab4.query("products == 0 and op == 'mul_ct'").set_index("params")["ours"]
         assert 100 < first["bfv-8192-spmv"] < 130 and 140 < first["bfv-8192-default"] < 160  # SEAL 4.1
         assert claims["he_primitives.four_ct_products"]["status"] == "holds"
-    assert (folder / "run.json").exists() and (folder / "01_he_primitives.ipynb").exists()
+    assert (folder / "run.json").exists()
 
 
 def check_spmv(folder):
@@ -70,7 +70,7 @@ def check_spmv(folder):
     claims = claims_of(folder)
     for key in ("spmv.cssc_correct", "spmv.counts_exact", "spmv.mults_are_n_ct", "spmv.depth_two", "spmv.comm_is_n_ct"):
         assert claims[key]["status"] == "holds", claims[key]
-    for name in ("run.json", "10_spmv.ipynb", "fig10_time_vs_nnz.png", "tabA9_all_matrices.csv", "tab6_memory.csv"):
+    for name in ("run.json", "fig10_time_vs_nnz.png", "tabA9_all_matrices.csv", "tab6_memory.csv"):
         assert (folder / name).exists(), name
 
 
@@ -89,7 +89,7 @@ def check_gemm(folder):
     for key in ("gemm.products_correct", "gemm.counts_exact", "gemm.mult_formula", "gemm.depth",
                 "gemm.exact_keys_fewer_keyswitches"):
         assert claims[key]["status"] == "holds", claims[key]
-    for name in ("run.json", "20_gemm.ipynb", "fig6_speedup_cloud.png", "fig7_speedup_client.png",
+    for name in ("run.json", "fig6_speedup_cloud.png", "fig7_speedup_client.png",
                  "fig8_memory_ratio.png", "tab5_speedup_cloud.csv", "tab6_speedup_client.csv", "tab8_blocking.csv",
                  "tab10_shapes.csv", "key_policy.csv", "hegmm_en_bsgs_speedups.csv"):
         assert (folder / name).exists(), name
@@ -100,13 +100,22 @@ def check_gemm(folder):
 CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm}
 
 
+QUICK = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=None, EXECUTOR="inline", WORKERS=None, SCHEDULER=None)
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("notebook", notebooks(), ids=lambda nb: nb.stem)
-def test_notebook_quick(notebook, tmp_path):
+def test_notebook_values(notebook):
+    """The values each notebook recorded at its default (quick) parameters.
+
+    ``make test`` executes the notebooks first, with nbval (``pytest --nbval-lax notebooks``),
+    into this session's $HEPKG_ARTIFACTS (see the root conftest.py); run on its own, this test
+    executes the notebook with papermill instead. Either way each notebook runs once.
+    """
     section = section_of(notebook)
     assert section in CHECKS, f"add a check of the values {notebook.name} records"
-    params = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=str(tmp_path), EXECUTOR="inline", WORKERS=None,
-                  SCHEDULER=None)
-    row = run_notebook(notebook, params, tmp_path)
-    assert row["status"] == "ok", row["error"]
-    CHECKS[section](paths.artifacts(section, tmp_path))
+    folder = paths.artifacts(section)
+    if not (folder / "run.json").exists():
+        row = run_notebook(notebook, QUICK, folder.parent)
+        assert row["status"] == "ok", row["error"]
+    CHECKS[section](folder)

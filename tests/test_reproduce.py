@@ -62,8 +62,9 @@ def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count():
     assert "WARNING" in warning and "hepkg/grid.py" in warning
 
 
-def test_grid_store_lives_outside_git_keyed_by_machine_and_revision(tmp_path):
+def test_grid_store_lives_outside_git_keyed_by_machine_and_revision(tmp_path, monkeypatch):
     from hepkg import paths
+    monkeypatch.delenv("HEPKG_ARTIFACTS")
     from hepkg.bench.sysinfo import git_state, machine_key
     assert paths.grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
     default = paths.grid_store("spmv")
