@@ -13,7 +13,6 @@ from __future__ import annotations
 import faulthandler
 import os
 import pickle
-import resource
 import select
 import signal
 import time
@@ -31,6 +30,8 @@ def _child(fn, args, size: int, out: int) -> None:
     code, report = 0, b""
     faulthandler.disable()  # a crash here is the expected outcome, not a traceback to print
     try:
+        import resource  # POSIX only, like fork
+
         limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * size
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
         fn(*args)
