@@ -26,11 +26,11 @@ from .encoding import value_range
 __all__ = ["CSSC", "as_csr"]
 
 
-def as_csr(matrix, what: str = "matrix") -> sp.csr_matrix:
+def as_csr(matrix, what: str = "matrix", *, allow_zero: bool = False) -> sp.csr_matrix:
     """A validated canonical CSR copy: 2-D, real, finite, duplicates summed, explicit zeros dropped.
 
-    Raises ValueError for an empty matrix (a zero dimension or no non-zero entry) and
-    :class:`~hepkg.he.EncodingError` for NaN/inf or complex values.
+    Raises ValueError for an empty matrix (a zero dimension, or no non-zero entry unless
+    ``allow_zero``) and :class:`~hepkg.he.EncodingError` for NaN/inf or complex values.
     """
     if not sp.issparse(matrix):
         arr = np.asarray(matrix)
@@ -50,7 +50,7 @@ def as_csr(matrix, what: str = "matrix") -> sp.csr_matrix:
         raise EncodingError(f"{what} has {bad.size} NaN/inf value(s), the first at ({row}, {m.indices[bad[0]]})")
     m.sum_duplicates()
     m.eliminate_zeros()
-    if m.nnz == 0:
+    if m.nnz == 0 and not allow_zero:
         raise ValueError(f"empty {what}: {m.shape[0]}x{m.shape[1]} with no non-zero entry")
     return m
 

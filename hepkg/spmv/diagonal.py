@@ -6,18 +6,24 @@ the vector rotated by the diagonal's offset and sums the products. A matrix larg
 slot row (``period`` = N/2 slots) is cut into ``period x period`` square blocks (the last
 ones zero-padded, Sec. 4.7); smaller matrices form one ``D x D`` block, D = max(rows, cols).
 
-Diagonals are cyclic in the rotation period: ``u_k[i] = A[i, j]`` for ``k = (j - i) mod
-period``, so that ``sum_k u_k * rotate(x, k)`` is ``A x`` whether or not D fills the period
-(the slots of x beyond D are zero). They are built lazily from the non-zeros, one at a time,
-so the matrix is never densified. Rotations of a vector block are shared by all row blocks
-of its column strip. Client A holds the keys, as in :mod:`hepkg.spmv.parties`.
+Generalized diagonals wrap modulo the block side D, as the paper's method: ``u_k[i] =
+A[i, (i + k) mod D]``, with the vector block replicated (``x || x``) so that
+``rotate(x || x, k)[i] = x[(i + k) mod D]``; a dense D x D block has D diagonals. Where two
+copies do not fit a slot row (D > period / 2) they wrap modulo the period instead (the
+slots of x beyond D are zero), which gives up to 2D - 1 of them. Diagonals are built lazily
+from the non-zeros, so the matrix is never densified; ``dense=True`` runs the paper's
+variant, which encrypts every diagonal of every block, zero or not (:func:`dense_pattern`).
+Rotations of a vector block are shared by all row blocks of its column strip. Client A
+holds the keys (Client B gets the public key only), as in :mod:`hepkg.spmv.parties`.
 """
 from __future__ import annotations
 
 import math
 import time
+from itertools import product
 
 import numpy as np
+import scipy.sparse as sp
 
 import hepkg.he as he
 from hepkg.he.keys import pow2_terms
@@ -26,10 +32,10 @@ from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
-from .result import SpmvResult, provenance
+from .result import SpmvResult, provenance, zero_result
 from .transport import Channel
 
-__all__ = ["run_diagonal", "diagonal_block_size", "diagonal_offsets", "diagonal_predicted_ops"]
+__all__ = ["run_diagonal", "diagonal_block_size", "diagonal_offsets", "diagonal_predicted_ops", "dense_pattern"]
 
 
 def diagonal_block_size(shape, period: int) -> int:
@@ -38,20 +44,58 @@ def diagonal_block_size(shape, period: int) -> int:
     return side if side <= period else period
 
 
-def diagonal_offsets(matrix, period: int) -> dict[tuple[int, int], np.ndarray]:
-    """Non-zero cyclic diagonal offsets per (row block, column block) (cheap: no ciphertexts)."""
-    coo = as_csr(matrix).tocoo()
-    size = diagonal_block_size(coo.shape, period)
-    n_cb = math.ceil(coo.shape[1] / size)
-    keys = np.unique(((coo.row // size) * n_cb + coo.col // size) * period + (coo.col % size - coo.row % size) % period)
+def _wrap(size: int, period: int) -> int:
+    """The modulus of the diagonal offsets: the block side where x || x fits a slot row, else the period."""
+    return size if 2 * size <= period else period
+
+
+def dense_pattern(shape, period: int) -> sp.csr_matrix:
+    """One position on each diagonal of each block of a dense ``shape`` matrix (the paper's variant)."""
+    size = diagonal_block_size(shape, period)
+    wrap = _wrap(size, period)
+    rows, cols = [], []
+    for r0, c0 in product(range(0, shape[0], size), range(0, shape[1], size)):
+        h, w = min(size, shape[0] - r0), min(size, shape[1] - c0)
+        if wrap == period:  # offsets j - i in (-h, w): the first row or the first column of each
+            d = np.arange(1 - h, w)
+            i, j = np.maximum(0, -d), np.maximum(0, d)
+        else:  # offsets 0..D-1 wrapping at D = max(h, w): row 0, or the row whose wrapped column is 0
+            d = np.arange(size)
+            i = np.where(d < w, 0, size - d)
+            j = (i + d) % size
+        rows.append(r0 + i)
+        cols.append(c0 + j)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)), shape=shape)
+
+
+def _entries(csr: sp.csr_matrix, period: int, dense: bool):
+    """(rows, cols, values) of the matrix, plus, for ``dense``, a zero at each position of :func:`dense_pattern`."""
+    coo = csr.tocoo()
+    if not dense:
+        return coo.row, coo.col, coo.data
+    pat = dense_pattern(csr.shape, period).tocoo()
+    return (np.r_[coo.row, pat.row], np.r_[coo.col, pat.col],
+            np.r_[coo.data, np.zeros(pat.nnz, dtype=coo.data.dtype)])
+
+
+def diagonal_offsets(matrix, period: int, dense: bool = False) -> dict[tuple[int, int], np.ndarray]:
+    """Diagonal offsets per (row block, column block) that the method encrypts (cheap: no ciphertexts)."""
+    csr = as_csr(matrix, allow_zero=True)
+    row, col, _ = _entries(csr, period, dense)
+    size = diagonal_block_size(csr.shape, period)
+    wrap, n_cb = _wrap(size, period), math.ceil(csr.shape[1] / size)
+    keys = np.unique(((row // size) * n_cb + col // size) * period + (col % size - row % size) % wrap)
+    if keys.size == 0:
+        return {}
     blocks, offsets = np.divmod(keys, period)
     starts = np.flatnonzero(np.r_[True, np.diff(blocks) != 0])
     return {divmod(int(blocks[s]), n_cb): offsets[s:e] for s, e in zip(starts, np.r_[starts[1:], keys.size])}
 
 
-def diagonal_predicted_ops(matrix, period: int, policy: str = "pow2") -> dict[str, int]:
+def diagonal_predicted_ops(matrix, period: int, policy: str = "pow2", dense: bool = False) -> dict[str, int]:
     """The cloud's exact op counts in :func:`run_diagonal`, from the sparsity pattern alone."""
-    offsets = diagonal_offsets(matrix, period)
+    offsets = diagonal_offsets(matrix, period, dense)
     n_diag = sum(ks.size for ks in offsets.values())
     strips: dict[int, set] = {}
     for (_, bj), ks in offsets.items():
@@ -63,24 +107,36 @@ def diagonal_predicted_ops(matrix, period: int, policy: str = "pow2") -> dict[st
             "add": n_diag - row_blocks, "keyswitch": ks + n_diag, "depth": 1}
 
 
+def _vector_block(vq: np.ndarray, j: int, size: int, wrap: int) -> np.ndarray:
+    """Column strip j of the vector, zero-padded to the block side, twice when the offsets wrap at it."""
+    block = np.zeros(size, dtype=vq.dtype)
+    part = vq[j * size:(j + 1) * size]
+    block[:part.size] = part
+    return np.concatenate([block, block]) if wrap == size else block
+
+
 def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
-                 policy: str = "pow2", insecure: bool = False) -> SpmvResult:
+                 policy: str = "pow2", insecure: bool = False, dense: bool = False) -> SpmvResult:
     """A x v by the diagonal method; bytes per direction, op counts per party, phase times.
 
+    ``dense=True``: the paper's variant, every diagonal encrypted (zero ones too).
     ``backend='sim'`` (the default) offers no privacy (cleartext slots, for op counts and
     tests); the result records ``backend``, ``params`` and ``insecure``.
     """
     params, enc = he.get_params(params), encoding or FixedPoint()
-    csr = as_csr(matrix)
+    csr = as_csr(matrix, allow_zero=True)
     v = as_vector(vector, csr.shape[1])
+    if csr.nnz == 0:
+        return zero_result("diagonal-dense" if dense else "diagonal", csr.shape[0], params, backend, insecure)
     aq, vq = encode_operands(csr, v, params, enc)
     period = params.n // 2
     size = diagonal_block_size(csr.shape, period)
-    coo = aq.tocoo()
-    bi, bj = coo.row // size, coo.col // size
-    k = (coo.col % size - coo.row % size) % period
+    wrap = _wrap(size, period)
+    row, col, data = _entries(aq, period, dense)
+    bi, bj = row // size, col // size
+    k = (col % size - row % size) % wrap
     order = np.lexsort((bi, k, bj))  # by column strip, then offset, then row block
-    bi, bj, k, rows, vals = bi[order], bj[order], k[order], coo.row[order] % size, coo.data[order]
+    bi, bj, k, rows, vals = bi[order], bj[order], k[order], row[order] % size, data[order]
     starts = np.flatnonzero(np.r_[True, (np.diff(bj) != 0) | (np.diff(k) != 0) | (np.diff(bi) != 0)])
     ends = np.r_[starts[1:], bj.size]
     n_rb, n_cb = math.ceil(csr.shape[0] / size), math.ceil(csr.shape[1] / size)
@@ -89,11 +145,11 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     clock, spent_a = time.perf_counter, 0.0
     t0 = clock()
     ctx = he.context(backend, params, rotations=np.unique(k).tolist(), policy=policy, insecure=insecure)
-    public = ctx.to_bytes()
-    client_b, channel = he.load_context(public), Channel()
+    public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
+    client_b, channel = he.load_context(b_keys), Channel()
     cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
     t1 = clock()
-    v_cts = channel.send("b_to_cloud", [client_b.encrypt(vq[j * size:(j + 1) * size]) for j in range(n_cb)], cloud)
+    v_cts = channel.send("b_to_cloud", [client_b.encrypt(_vector_block(vq, j, size, wrap)) for j in range(n_cb)], cloud)
     t2 = clock()
     acc = [None] * n_rb
     rotated, current = None, None
@@ -104,7 +160,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
                 current, rotated = (strip, offset), cloud.rotate(v_cts[strip], offset)
             ta = clock()
             u = np.zeros(period, dtype=dtype)
-            u[rows[s:e]] = vals[s:e]
+            np.add.at(u, rows[s:e], vals[s:e])  # a dense run's zero at a non-zero's position adds nothing
             d = channel.send("a_to_cloud", [ctx.encrypt(u)], cloud)[0]
             spent_a += clock() - ta
             term = cloud.mul(d, rotated)
@@ -113,8 +169,8 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     y = return_blocks(channel, "cloud_to_a", acc, ctx, csr.shape[0], size, dtype)
     t4 = clock()
     return SpmvResult(
-        "diagonal", decode_result(y, params, enc), **provenance(ctx),
-        traffic=dict(channel.bytes, keys=len(public)),
+        "diagonal-dense" if dense else "diagonal", decode_result(y, params, enc), **provenance(ctx),
+        traffic=dict(channel.bytes, keys_to_cloud=len(public), keys_to_b=len(b_keys)),
         ops=dict(client_a=ctx.counts.as_dict(), client_b=client_b.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, client_a=spent_a, cloud=t3 - t2 - spent_a, decrypt=t4 - t3,
                      total=t4 - t0),

@@ -30,9 +30,9 @@ import hepkg.he as he
 from . import messages
 from .aggregate import aggregate, multiply, unpermute
 from .chunks import ChunkPlan, chunk_column_index, chunk_values, generate_chunks, reorg_vector
-from .cssc import CSSC
+from .cssc import CSSC, as_csr
 from .encoding import FixedPoint, check_vector, decode_result, encode_values, vector_limit
-from .result import SpmvResult, provenance
+from .result import SpmvResult, provenance, zero_result
 
 __all__ = ["ClientA", "ClientB", "Cloud", "run_cssc", "check_layout", "as_vector"]
 
@@ -52,6 +52,11 @@ def as_vector(vector, n: int) -> np.ndarray:
     if v.size != n:
         raise ValueError(f"dimension mismatch: the matrix has {n} columns but the vector has {v.size} entries")
     return v
+
+
+def _loaded(context):
+    """A context received as bytes, loaded (a context object passes through)."""
+    return context if isinstance(context, he.Context) else he.load_context(context)
 
 
 class ClientA:
@@ -76,8 +81,12 @@ class ClientA:
                               swap=self.plan.needs_swap, insecure=insecure)
 
     def public_context(self) -> bytes:
-        """Public and evaluation keys (to the cloud and to Client B)."""
+        """Public and evaluation keys (to the cloud)."""
         return self.ctx.to_bytes()
+
+    def encryption_context(self) -> bytes:
+        """The public key alone (to Client B, who only encrypts)."""
+        return self.ctx.to_bytes(evaluation_keys=False)
 
     def column_index_message(self) -> bytes:
         """A -> B: CI, CP, the chunk plan, the encoding and the vector limit."""
@@ -105,8 +114,9 @@ class ClientA:
 class ClientB:
     """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it."""
 
-    def __init__(self, vector, context: bytes, column_index: bytes):
-        self.ctx = he.require_public(he.load_context(context), "Client B")
+    def __init__(self, vector, context, column_index: bytes):
+        """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded)."""
+        self.ctx = he.require_public(_loaded(context), "Client B")
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
         enc = FixedPoint(**meta["encoding"])
@@ -124,8 +134,9 @@ class ClientB:
 class Cloud:
     """Evaluation only: built from the public context bytes, it holds no secret key."""
 
-    def __init__(self, context: bytes):
-        self.ctx = he.require_public(he.load_context(context), "the spmv cloud")
+    def __init__(self, context):
+        """``context``: Client A's :meth:`ClientA.public_context` (bytes, or already loaded)."""
+        self.ctx = he.require_public(_loaded(context), "the spmv cloud")
 
     def evaluate(self, matrix: bytes, vector: bytes) -> bytes:
         """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block."""
@@ -150,20 +161,23 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     for op counts and fast tests. Encrypt with a real backend ('pyfhel', 'openfhe'); the
     result records ``backend``, ``params`` and ``insecure``.
     """
-    shape = matrix.shape if hasattr(matrix, "shape") else np.shape(matrix)
-    if len(shape) == 2:
-        as_vector(vector, shape[1])  # fail before key generation
+    params = he.get_params(params)
+    csr = as_csr(matrix, allow_zero=True)
+    as_vector(vector, csr.shape[1])  # fail before key generation
+    if csr.nnz == 0:
+        return zero_result("cssc", csr.shape[0], params, backend, insecure)
     clock = time.perf_counter
     t0 = clock()
-    a = ClientA(matrix, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
+    a = ClientA(csr, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
                 block_rows=block_rows, insecure=insecure)
+    cloud_keys, b_keys = a.public_context(), a.encryption_context()
+    cloud, b_ctx = Cloud(cloud_keys), he.load_context(b_keys)
     t1 = clock()
-    ctx_bytes, ci_msg, a_msg = a.public_context(), a.column_index_message(), a.matrix_message()
+    ci_msg, a_msg = a.column_index_message(), a.matrix_message()
     t2 = clock()
-    b = ClientB(vector, ctx_bytes, ci_msg)
+    b = ClientB(vector, b_ctx, ci_msg)
     b_msg = b.vector_message()
     t3 = clock()
-    cloud = Cloud(ctx_bytes)
     with cloud.ctx.counting() as cloud_ops:
         res_msg = cloud.evaluate(a_msg, b_msg)
     t4 = clock()
@@ -173,7 +187,7 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     return SpmvResult(
         "cssc", y, **provenance(a.ctx),
         traffic=dict(a_to_cloud=len(a_msg), b_to_cloud=len(b_msg), a_to_b=len(ci_msg), cloud_to_a=len(res_msg),
-                     keys=len(ctx_bytes)),
+                     keys_to_cloud=len(cloud_keys), keys_to_b=len(b_keys)),
         ops=dict(client_a=a.ctx.counts.as_dict(), client_b=b.ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_a=t2 - t1, client_b=t3 - t2, cloud=t4 - t3, decrypt=t5 - t4,
                      total=t5 - t0),

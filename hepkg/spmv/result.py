@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SpmvResult", "provenance"]
+__all__ = ["SpmvResult", "provenance", "zero_result"]
 
 
 def provenance(ctx) -> dict:
@@ -13,11 +13,23 @@ def provenance(ctx) -> dict:
     return dict(backend=ctx.backend, params=ctx.params.name, insecure=ctx.insecure)
 
 
+def zero_result(method: str, rows: int, params, backend: str, insecure: bool) -> "SpmvResult":
+    """The product of an all-zero matrix: a zero vector, found by the matrix owner without any HE work."""
+    dtype = np.float64 if params.scheme == "ckks" else np.int64
+    return SpmvResult(method, np.zeros(rows, dtype=dtype), info=dict(n_ct=0, note="all-zero matrix: no HE work"),
+                      backend=backend, params=params.name, insecure=insecure)
+
+
 @dataclass
 class SpmvResult:
     """``y``: the decrypted product; ``traffic``: bytes per direction (e.g. ``a_to_cloud``);
     ``ops``: operation counts per party (``OpCounts.as_dict()``); ``timings``: seconds per
     phase; ``info``: method-specific facts (ciphertext counts, layout, ...).
+
+    Every method times the same phases: ``keygen`` (key generation, serializing the public
+    contexts, and each party loading what it receives: left out when the methods' work is
+    compared), ``client_a``, ``client_b``, ``cloud`` and ``decrypt``; ``total`` is their sum. ``traffic`` counts key material per recipient (``keys_to_cloud``, ``keys_to_b``)
+    beside the ciphertext messages.
 
     ``backend``, ``params``, ``insecure``: what ran (:func:`provenance`). ``backend == 'sim'``
     means nothing was encrypted: the run gives op counts, not privacy."""

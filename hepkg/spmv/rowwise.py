@@ -25,7 +25,7 @@ from .aggregate import return_blocks
 from .cssc import as_csr
 from .encoding import FixedPoint, decode_result, encode_operands
 from .parties import as_vector
-from .result import SpmvResult, provenance
+from .result import SpmvResult, provenance, zero_result
 from .transport import Channel
 
 __all__ = ["run_rowwise", "rowwise_predicted_ops"]
@@ -55,8 +55,10 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
     tests); the result records ``backend``, ``params`` and ``insecure``.
     """
     params, enc = he.get_params(params), encoding or FixedPoint()
-    csr = as_csr(matrix)
+    csr = as_csr(matrix, allow_zero=True)
     v = as_vector(vector, csr.shape[1])
+    if csr.nnz == 0:
+        return zero_result("rowwise", csr.shape[0], params, backend, insecure)
     aq, vq = encode_operands(csr, v, params, enc)
     period = params.n // 2
     n_rb, n_cb = math.ceil(csr.shape[0] / period), math.ceil(csr.shape[1] / period)
@@ -92,7 +94,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
     t4 = clock()
     return SpmvResult(
         "rowwise", decode_result(y, params, enc), **provenance(ctx),
-        traffic=dict(channel.bytes, keys=len(public)),
+        traffic=dict(channel.bytes, keys_to_cloud=len(public)),
         ops=dict(client_b=ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=dict(keygen=t1 - t0, client_b=t2 - t1, cloud=t3 - t2, decrypt=t4 - t3, total=t4 - t0),
         info=dict(n_ct=0, rows_processed=int(np.count_nonzero(np.diff(aq.indptr))), vector_ciphertexts=n_cb,

@@ -1,0 +1,57 @@
+"""spmv as the paper ran it: zero matrices, equal accounting of keys, the paper's dense diagonal baseline."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hepkg.he as he
+from hepkg.spmv import run_cssc, run_diagonal, run_rowwise
+from hepkg.spmv.diagonal import dense_pattern, diagonal_offsets, diagonal_predicted_ops
+
+RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise}
+
+
+@pytest.mark.parametrize("method", RUNS)
+def test_all_zero_matrix_gives_a_zero_vector(method):
+    res = RUNS[method](sp.csr_matrix((5, 4), dtype=np.int64), np.arange(4))
+    assert res.y.tolist() == [0] * 5 and res.info["n_ct"] == 0 and res.backend == "sim"
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        RUNS[method](sp.csr_matrix((5, 4), dtype=np.int64), np.arange(3))
+
+
+def test_client_b_gets_the_public_key_only_and_keys_are_charged_alike():
+    m = sp.random(60, 50, density=0.1, format="csr", random_state=0, data_rvs=lambda n: np.ones(n, int))
+    v = np.arange(50)
+    res = run_cssc(m, v, backend="pyfhel" if he.availability()["pyfhel"] else "sim", params="bfv-8192-spmv")
+    assert np.array_equal(res.y, m @ v)
+    assert res.traffic["keys_to_b"] < res.traffic["keys_to_cloud"] / 2 or res.backend == "sim"
+    for method, run in RUNS.items():
+        out = run(m, v)
+        assert set(out.timings) >= {"keygen", "client_b", "cloud", "decrypt", "total"}, method
+        assert "keys_to_cloud" in out.traffic, method
+    assert run_diagonal(m, v).traffic["keys_to_b"] > 0
+
+
+def test_dense_diagonals_wrap_modulo_the_dimension():
+    """A dense 130 x 130 block has 130 generalized diagonals (the vector is replicated), not 259."""
+    period = 4096
+    dense = dense_pattern((130, 130), period)
+    assert sum(ks.size for ks in diagonal_offsets(dense, period).values()) == 130
+    assert diagonal_predicted_ops(np.ones((130, 130)), period)["mul_ct"] == 130
+    assert diagonal_predicted_ops(sp.eye(130, format="csr"), period, dense=True)["mul_ct"] == 130
+    # where two copies do not fit a slot row, offsets wrap at the period: 2D - 1 of them
+    assert diagonal_predicted_ops(sp.eye(3000, format="csr"), period, dense=True)["mul_ct"] == 4096
+
+
+@pytest.mark.parametrize("shape, density", [((130, 130), 0.05), ((7, 5), 0.3), ((5, 9), 0.3), ((3000, 3000), 0.001),
+                                             ((5000, 300), 0.01), ((9000, 5000), 0.0005)])
+@pytest.mark.parametrize("dense", [False, True])
+def test_diagonal_method_is_exact_and_counted(shape, density, dense):
+    rng = np.random.default_rng(1)
+    m = sp.random(*shape, density=density, format="csr", random_state=1,
+                  data_rvs=lambda n: rng.integers(-3, 4, n)).astype(np.int64)
+    v = rng.integers(-3, 4, shape[1])
+    res = run_diagonal(m, v, dense=dense)
+    assert np.array_equal(res.y, m @ v)
+    predicted = diagonal_predicted_ops(m, 4096, dense=dense)
+    assert {k: res.cloud_ops.get(k, 0) for k in predicted} == predicted
+    assert res.method == ("diagonal-dense" if dense else "diagonal")
