@@ -55,3 +55,12 @@ def test_diagonal_method_is_exact_and_counted(shape, density, dense):
     predicted = diagonal_predicted_ops(m, 4096, dense=dense)
     assert {k: res.cloud_ops.get(k, 0) for k in predicted} == predicted
     assert res.method == ("diagonal-dense" if dense else "diagonal")
+
+
+def test_side_by_side_benchmark_on_sim():
+    from hepkg.spmv.bench import compare_methods
+    table = compare_methods("arc130", reps=2, backend="sim", limit_s=0.02).set_index("method")
+    assert table.loc["cssc", "status"] == "measured" and table.loc["cssc", "cssc_speedup"] == 1
+    assert (table.median_s > 0).all() and set(table.status) <= {"measured", "modelled (in-run costs)"}
+    measured = table.query("status == 'measured' and method != 'cssc'")
+    assert measured.verdict.isin(["cssc faster", "cssc slower", "inconclusive"]).all()
