@@ -57,8 +57,9 @@ def measure(matrix, methods=("cssc",) + BASELINES, *, backend: str = "pyfhel", p
 
 def compare_methods(name: str, methods=("cssc",) + BASELINES, *, limit_s: float = 60.0, reps: int = 5,
                     backend: str = "pyfhel", params: str = "bfv-8192-default"):
-    """Per method: median and quartiles of paper_s, overhead and time inside the library, CSSC's speedup
-    over it and a verdict (less / greater / inconclusive by interquartile overlap). A method whose
+    """Per method: median and quartiles of paper_s, the whole run's time inside the library and overhead
+    (``run_he_s``, ``run_overhead``: key generation included), CSSC's speedup over it and a verdict
+    (cssc faster / slower / inconclusive, by interquartile overlap). A method whose
     floor exceeds ``limit_s`` is modelled instead: every party's exact op counts priced with the
     per-op times observed in this matrix's measured runs (kinds they did not exercise: a
     calibration of the primitives measured in the same run, :func:`hepkg.bench.op_costs`)."""
@@ -80,7 +81,7 @@ def compare_methods(name: str, methods=("cssc",) + BASELINES, *, limit_s: float 
         if len(g):
             q1, med, q3 = g.paper_s.quantile([0.25, 0.5, 0.75])
             rows.append(dict(matrix=name, method=m, status="measured", median_s=med, q1_s=q1, q3_s=q3,
-                             he_s=g.he_s.median(), overhead=g.overhead.median(),
+                             run_he_s=g.he_s.median(), run_overhead=g.overhead.median(),
                              verdict=None if m == "cssc" else _VERDICT[compare(cssc, g.paper_s)]))
         else:
             rows.append(dict(matrix=name, method=m, status="modelled (in-run costs)",
