@@ -634,7 +634,7 @@ class Context(ABC):
     def _parse(self, payload: bytes, meta: dict):
         """The library's ciphertext from ``payload``, checked against ``meta``."""
         try:
-            raw = self._deser(payload)
+            raw = self._deser(bytes(payload))
             self._check_raw(raw, meta)
         except HEError:
             raise

@@ -24,48 +24,56 @@ _TAG = 32
 KEY_BYTES = 32
 
 
-def _tag(rest: bytes, key: bytes | None) -> bytes:
-    return hashlib.blake2b(rest, digest_size=_TAG, key=key or b"").digest()
+def _tag(parts, key: bytes | None) -> bytes:
+    digest = hashlib.blake2b(digest_size=_TAG, key=key or b"")
+    for part in parts:
+        digest.update(part)
+    return digest.digest()
 
 
-def pack(kind: str, meta: dict, payload: bytes, key: bytes | None = None) -> bytes:
-    """Bytes of a ``kind`` object; ``key`` (a session key) makes the tag a MAC."""
+def pack(kind: str, meta: dict, payload, key: bytes | None = None) -> bytes:
+    """Bytes of a ``kind`` object; ``key`` (a session key) makes the tag a MAC.
+
+    ``payload``: bytes, or a list of bytes-like parts written back to back (copied once).
+    """
     head = json.dumps(dict(meta, kind=kind), sort_keys=True).encode()
-    rest = struct.pack("<I", len(head)) + head + bytes(payload)
-    return MAGIC + _tag(rest, key) + rest
+    parts = [struct.pack("<I", len(head)), head, *(payload if isinstance(payload, (list, tuple)) else [payload])]
+    return b"".join([MAGIC, _tag(parts, key), *parts])
 
 
-def unpack(data: bytes, kind: str, key: bytes | None = None) -> tuple[dict, bytes]:
-    """Return (meta, payload) of ``data``, which must hold a ``kind`` object tagged with ``key``."""
+def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]:
+    """(meta, payload) of ``data``, which must hold a ``kind`` object tagged with ``key``.
+
+    The payload is a read-only view into ``data`` (no copy of a large message)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CorruptedData(f"expected bytes, got {type(data).__name__}")
-    data = bytes(data)
-    if data.startswith(_OLD_MAGIC):
+    view = memoryview(data).cast("B")
+    if view[:len(_OLD_MAGIC)] == _OLD_MAGIC:
         raise CorruptedData("hepkg data in format 1 (unauthenticated); serialize it again with this version")
-    if not data.startswith(MAGIC):
+    if view[:len(MAGIC)] != MAGIC:
         raise CorruptedData("not hepkg data: the magic header is missing")
-    tag, rest = data[len(MAGIC):len(MAGIC) + _TAG], data[len(MAGIC) + _TAG:]
-    if len(rest) < 4 or _tag(rest, key) != tag:
+    tag, rest = view[len(MAGIC):len(MAGIC) + _TAG], view[len(MAGIC) + _TAG:]
+    if len(rest) < 4 or _tag([rest], key) != tag:
         what = ("authentication failed: the bytes were altered, truncated, or made in another session "
                 "(another context's key)") if key else "checksum mismatch: the bytes are truncated or altered"
-        raise CorruptedData(f"{what} ({len(data)} bytes, expected a {kind})")
-    (n,) = struct.unpack("<I", rest[:4])
+        raise CorruptedData(f"{what} ({len(view)} bytes, expected a {kind})")
+    (n,) = struct.unpack_from("<I", rest)
     try:
-        meta = json.loads(rest[4:4 + n])
+        meta = json.loads(bytes(rest[4:4 + n]))
     except (UnicodeDecodeError, ValueError) as exc:
         raise CorruptedData(f"the {kind}'s metadata is not valid JSON ({exc})") from None
     if not isinstance(meta, dict):
         raise CorruptedData(f"the {kind}'s metadata is a {type(meta).__name__}, not an object")
     if meta.get("kind") != kind:
         raise CorruptedData(f"expected a serialized {kind}, got a {meta.get('kind')!r}")
-    return meta, rest[4 + n:]
+    return meta, rest[4 + n:].toreadonly()
 
 
 def peek(data) -> dict | None:
     """The metadata of ``data`` WITHOUT checking its tag (for error messages only), or None."""
     try:
-        rest = bytes(data)[len(MAGIC) + _TAG:]
-        meta = json.loads(rest[4:4 + struct.unpack("<I", rest[:4])[0]])
+        rest = memoryview(data)[len(MAGIC) + _TAG:]
+        meta = json.loads(bytes(rest[4:4 + struct.unpack("<I", rest[:4])[0]]))
     except (TypeError, ValueError, struct.error):
         return None
     return meta if isinstance(meta, dict) else None
@@ -101,7 +109,7 @@ def frame(parts) -> bytes:
     return b"".join(struct.pack("<Q", len(p)) + bytes(p) for p in parts)
 
 
-def unframe(data: bytes, count: int, what: str = "payload") -> list[bytes]:
+def unframe(data, count: int, what: str = "payload") -> list[bytes]:
     """Split :func:`frame` output back into ``count`` parts; CorruptedData if it does not fit."""
     parts, pos = [], 0
     for _ in range(count):
@@ -110,7 +118,7 @@ def unframe(data: bytes, count: int, what: str = "payload") -> list[bytes]:
         (size,) = struct.unpack_from("<Q", data, pos)
         if pos + 8 + size > len(data):
             raise CorruptedData(f"{what} is truncated")
-        parts.append(data[pos + 8:pos + 8 + size])
+        parts.append(bytes(data[pos + 8:pos + 8 + size]))
         pos += 8 + size
     if pos != len(data):
         raise CorruptedData(f"{what} has {len(data) - pos} trailing bytes")
