@@ -44,8 +44,8 @@ def test_exact_integer_results_and_predicted_counts(rows, cols, density, seed, l
 
 def test_paper_parameters_both_layouts_agree():
     m = int_matrix(300, 200, 0.05, seed=4)
-    v = np.arange(-100, 100)
-    rows, both = run_cssc(m, v, layout="row"), run_cssc(m, v, layout="both")
+    v, agreed = np.arange(-100, 100), FixedPoint(vector_bound=100)  # beyond the default public bound
+    rows, both = run_cssc(m, v, layout="row", encoding=agreed), run_cssc(m, v, layout="both", encoding=agreed)
     np.testing.assert_array_equal(rows.y, m @ v)
     np.testing.assert_array_equal(both.y, m @ v)
     assert both.info["n_ct"] < rows.info["n_ct"] or rows.info["n_ct"] == 1
@@ -79,7 +79,7 @@ def test_table3_rotations_for_any_column_count():
     """Non powers of two: floor(log2 c) + popcount(c) - 1 rotations per chunk, never more than 2 log2 c."""
     for cols in range(1, 40):
         m = sp.csr_matrix(np.ones((4, cols), dtype=np.int64))
-        res = run_cssc(m, np.arange(cols))
+        res = run_cssc(m, np.arange(cols), encoding=FixedPoint(vector_bound=cols))
         np.testing.assert_array_equal(res.y, m @ np.arange(cols))
         expected = int(math.floor(math.log2(cols))) + bin(cols).count("1") - 1
         assert res.cloud_ops["rotate"] == expected <= 2 * math.log2(cols) + 1e-9
@@ -88,7 +88,7 @@ def test_table3_rotations_for_any_column_count():
 # ------------------------------------------------------------------ roles and messages
 def test_parties_exchange_bytes_and_cloud_cannot_decrypt():
     m = int_matrix(80, 60, 0.1, seed=5)
-    v = np.arange(60)
+    v = np.arange(60) % 9 - 4
     a = ClientA(m)
     ctx_bytes, ci_msg, a_msg = a.public_context(), a.column_index_message(), a.matrix_message()
     assert all(isinstance(x, bytes) for x in (ctx_bytes, ci_msg, a_msg))
@@ -167,13 +167,20 @@ def test_real_matrix_is_never_truncated():
 
 
 def test_integer_overflow_of_t():
+    """The vector's bound is public (rows of L = 3 non-zeros: 22, as 3 * 22^3 <= 32768), or agreed; A refuses
+    a matrix that could overflow with a vector within it. (It was the largest vector this matrix allows,
+    109 = 32768 // 300, which told Client B the matrix's largest row sum.)"""
     m = sp.csr_matrix(np.full((3, 3), 20000, dtype=np.int64))
     with pytest.raises(EncodingError, match="t=65537"):
         run_cssc(m, np.ones(3, dtype=np.int64))
-    m = sp.csr_matrix(np.full((3, 3), 100, dtype=np.int64))  # 300 |v| <= 32768: |v| <= 109
-    np.testing.assert_array_equal(run_cssc(m, np.full(3, 109)).y, np.full(3, 32700))
-    with pytest.raises(EncodingError, match=r"exceeds the bound 109"):
-        run_cssc(m, np.full(3, 110))
+    m = sp.csr_matrix(np.full((3, 3), 100, dtype=np.int64))
+    np.testing.assert_array_equal(run_cssc(m, np.full(3, 22)).y, np.full(3, 6600))
+    with pytest.raises(EncodingError, match=r"exceeds the public bound 22"):
+        run_cssc(m, np.full(3, 23))
+    agreed = FixedPoint(vector_bound=109)  # 300 |v| <= 32768: |v| <= 109
+    np.testing.assert_array_equal(run_cssc(m, np.full(3, 109), encoding=agreed).y, np.full(3, 32700))
+    with pytest.raises(EncodingError, match=r"300 \* 110 = 33000 exceeds 32768"):
+        run_cssc(m, np.ones(3, dtype=np.int64), encoding=FixedPoint(vector_bound=110))
 
 
 def test_ckks_pipeline_on_sim():

@@ -18,22 +18,24 @@ from hepkg.linalg import rotate_and_sum
 
 from .chunks import ChunkPlan
 
-__all__ = ["multiply", "aggregate", "unpermute", "return_blocks"]
+__all__ = ["multiply", "aggregate", "unpermute", "send_blocks", "decrypt_blocks"]
 
 
-def multiply(ctx, matrix_cts, vector_cts) -> list:
-    """Step 1: ``ct_value[i] * ct_reorg_vector[i]`` (HE-Mult, relinearized)."""
-    if len(matrix_cts) != len(vector_cts):
-        raise ValueError(f"{len(matrix_cts)} matrix ciphertexts but {len(vector_cts)} vector ciphertexts")
-    return [ctx.mul(a, b) for a, b in zip(matrix_cts, vector_cts)]
+def multiply(ctx, matrix_cts, vector_cts):
+    """Step 1, one pair at a time: ``ct_value[i] * ct_reorg_vector[i]`` (HE-Mult, relinearized).
+
+    A generator: with lazily deserialized inputs, each product is made when it is aggregated."""
+    for a, b in zip(matrix_cts, vector_cts, strict=True):
+        yield ctx.mul(a, b)
 
 
 def aggregate(ctx, products, plan: ChunkPlan) -> list:
-    """Step 2, Algorithm 4: one result ciphertext per row block of ``plan``."""
-    if len(products) != plan.n_ct:
-        raise ValueError(f"the plan has {plan.n_ct} chunks but {len(products)} products were given")
+    """Step 2, Algorithm 4: one result ciphertext per row block of ``plan``.
+
+    ``products`` (one per chunk, ValueError otherwise) may be a generator (:func:`multiply`): each is
+    aggregated and let go before the next."""
     masks, results = {}, [None] * len(plan.blocks)
-    for chunk, ct in zip(plan.chunks, products):
+    for chunk, ct in zip(plan.chunks, products, strict=True):
         w = rotate_and_sum(ctx, ct, chunk.split, chunk.rows)
         if chunk.two_rows:
             w = ctx.add(w, ctx.swap_columns(w))
@@ -57,14 +59,15 @@ def unpermute(block_values, plan: ChunkPlan, row_map: np.ndarray) -> np.ndarray:
     return out
 
 
-def return_blocks(channel, direction: str, acc: list, ctx, n_rows: int, size: int, dtype) -> np.ndarray:
-    """Send the non-empty per-block results over ``channel`` and decrypt them into one vector.
+def send_blocks(channel, direction: str, acc: list) -> dict[int, bytes]:
+    """The cloud's serialized result per row block ``b`` (blocks without any entry send nothing)."""
+    return {b: channel.send(direction, ct) for b, ct in enumerate(acc) if ct is not None}
 
-    ``acc[b]`` holds rows ``[b*size, (b+1)*size)`` (or None where the block had no entry).
-    """
-    blocks = [b for b, ct in enumerate(acc) if ct is not None]
+
+def decrypt_blocks(ctx, blobs: dict[int, bytes], n_rows: int, size: int, dtype) -> np.ndarray:
+    """The key holder's vector from :func:`send_blocks`: block ``b`` holds rows ``[b*size, (b+1)*size)``."""
     y = np.zeros(n_rows, dtype=dtype)
-    for b, ct in zip(blocks, channel.send(direction, [acc[b] for b in blocks], ctx)):
+    for b, blob in blobs.items():
         n = min(size, n_rows - b * size)
-        y[b * size:b * size + n] = ctx.decrypt(ct, n)
+        y[b * size:b * size + n] = ctx.decrypt(ctx.deserialize(blob), n)
     return y

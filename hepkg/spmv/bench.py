@@ -31,13 +31,13 @@ def measure(matrix, methods=("cssc",) + BASELINES, *, backend: str = "pyfhel", p
     """(runs, observed): one row per kept run (method, rep, paper_s = every phase but keygen, cloud_s,
     wall_s, cpu_s, he_s, overhead), and every party's op counts with the library seconds per hook,
     summed over all runs (warm-up included), for :func:`hepkg.bench.observed_costs`."""
-    csr, vector, _ = make_operands(matrix, params, "auto", seed)
+    csr, vector, _, encoding = make_operands(matrix, params, "auto", seed)
     ref = csr.astype(np.int64) @ np.asarray(vector, dtype=np.int64)
     kept, observed = [], OpCounts()
 
     def run(method):
         before = library_seconds()
-        res = _RUN[method](csr, vector, backend=backend, params=params)
+        res = _RUN[method](csr, vector, backend=backend, params=params, encoding=encoding)
         observed.update({k: v for k, v in res.total_ops().items() if k != "depth"})
         observed.seconds.update(library_seconds() - before)
         return res

@@ -6,20 +6,28 @@ the vector rotated by the diagonal's offset and sums the products. A matrix larg
 slot row (``period`` = N/2 slots) is cut into ``period x period`` square blocks (the last
 ones zero-padded, Sec. 4.7); smaller matrices form one ``D x D`` block, D = max(rows, cols).
 
-Generalized diagonals wrap modulo the block side D, as the paper's method: ``u_k[i] =
+Generalized diagonals wrap modulo the block side D, as the paper's method (the diagonal
+method of its reference [11], Halevi-Shoup: a D x D matrix has D diagonals): ``u_k[i] =
 A[i, (i + k) mod D]``, with the vector block replicated (``x || x``) so that
-``rotate(x || x, k)[i] = x[(i + k) mod D]``; a dense D x D block has D diagonals. Where two
-copies do not fit a slot row (D > period / 2) they wrap modulo the period instead (the
-slots of x beyond D are zero), which gives up to 2D - 1 of them. Diagonals are built lazily
-from the non-zeros, so the matrix is never densified; ``dense=True`` runs the paper's
-variant, which encrypts every diagonal of every block, zero or not (:func:`dense_pattern`).
-Rotations of a vector block are shared by all row blocks of its column strip. Client A
-holds the keys (Client B gets the public key only), as in :mod:`hepkg.spmv.parties`.
+``rotate(x || x, k)[i] = x[(i + k) mod D]``. That needs two copies in a slot row, 2D <= period
+(D <= 2048 at N = 8192). A larger block is padded to a ``period x period`` square (Sec. 4.7)
+whose diagonals wrap modulo the period, which the rotation does natively: a full block (D =
+period) has D diagonals again, an h x w block with period/2 < max(h, w) < period has
+min(h + w - 1, period): with two copies no longer in a slot row, the shifts modulo D cannot
+all come from rotating one ciphertext, and splitting each diagonal in two would cost as many
+ciphertexts.
+
+Diagonals are built lazily from the non-zeros, so the matrix is never densified; ``dense=True``
+runs the paper's variant, which encrypts every diagonal of every block, zero or not
+(:func:`dense_pattern`; D per D x D block, the paper's count, where 2D <= period). Rotations
+of a vector block are shared by all row blocks of its column strip. Client A holds the keys
+(Client B gets the public key only) and the vector's bound is public, as in
+:mod:`hepkg.spmv.parties` (B learns the longest row's length L through it, here only);
+phases and traffic are accounted as there (:class:`~hepkg.spmv.SpmvResult`).
 """
 from __future__ import annotations
 
 import math
-import time
 from itertools import product
 
 import numpy as np
@@ -28,11 +36,11 @@ import scipy.sparse as sp
 import hepkg.he as he
 from hepkg.he.keys import pow2_terms
 
-from .aggregate import return_blocks
+from .aggregate import decrypt_blocks, send_blocks
 from .cssc import as_csr
-from .encoding import FixedPoint, decode_result, encode_operands
+from .encoding import FixedPoint, decode_result, encode_csr, encode_vector, slot_dtype
 from .parties import as_vector
-from .result import SpmvResult, provenance, zero_result
+from .result import PhaseClock, SpmvResult, provenance, zero_result
 from .transport import Channel
 
 __all__ = ["run_diagonal", "diagonal_block_size", "diagonal_offsets", "diagonal_predicted_ops", "dense_pattern"]
@@ -69,23 +77,24 @@ def dense_pattern(shape, period: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(rows.size, dtype=np.int64), (rows, cols)), shape=shape)
 
 
-def _entries(csr: sp.csr_matrix, period: int, dense: bool):
-    """(rows, cols, values) of the matrix, plus, for ``dense``, a zero at each position of :func:`dense_pattern`."""
+def _diagonals(csr: sp.csr_matrix, period: int, dense: bool):
+    """Each entry's (row block, column strip, diagonal offset, row in its block, value); ``dense`` adds a
+    zero at each position of :func:`dense_pattern`, so that every diagonal of every block is there."""
     coo = csr.tocoo()
-    if not dense:
-        return coo.row, coo.col, coo.data
-    pat = dense_pattern(csr.shape, period).tocoo()
-    return (np.r_[coo.row, pat.row], np.r_[coo.col, pat.col],
-            np.r_[coo.data, np.zeros(pat.nnz, dtype=coo.data.dtype)])
+    row, col, data = coo.row, coo.col, coo.data
+    if dense:
+        pat = dense_pattern(csr.shape, period).tocoo()
+        row, col, data = np.r_[row, pat.row], np.r_[col, pat.col], np.r_[data, np.zeros(pat.nnz, dtype=data.dtype)]
+    size = diagonal_block_size(csr.shape, period)
+    return row // size, col // size, (col % size - row % size) % _wrap(size, period), row % size, data
 
 
 def diagonal_offsets(matrix, period: int, dense: bool = False) -> dict[tuple[int, int], np.ndarray]:
     """Diagonal offsets per (row block, column block) that the method encrypts (cheap: no ciphertexts)."""
     csr = as_csr(matrix, allow_zero=True)
-    row, col, _ = _entries(csr, period, dense)
-    size = diagonal_block_size(csr.shape, period)
-    wrap, n_cb = _wrap(size, period), math.ceil(csr.shape[1] / size)
-    keys = np.unique(((row // size) * n_cb + col // size) * period + (col % size - row % size) % wrap)
+    bi, bj, k, _, _ = _diagonals(csr, period, dense)
+    n_cb = math.ceil(csr.shape[1] / diagonal_block_size(csr.shape, period))
+    keys = np.unique((bi * n_cb + bj) * period + k)
     if keys.size == 0:
         return {}
     blocks, offsets = np.divmod(keys, period)
@@ -115,6 +124,17 @@ def _vector_block(vq: np.ndarray, j: int, size: int, wrap: int) -> np.ndarray:
     return np.concatenate([block, block]) if wrap == size else block
 
 
+def _runs(csr: sp.csr_matrix, period: int, dense: bool) -> list[tuple]:
+    """Client A's diagonals, one per ciphertext, by column strip, then offset, then row block:
+    (strip, offset, row block, rows in the block, values)."""
+    bi, bj, k, rows, vals = _diagonals(csr, period, dense)
+    order = np.lexsort((bi, k, bj))
+    bi, bj, k, rows, vals = bi[order], bj[order], k[order], rows[order], vals[order]
+    starts = np.flatnonzero(np.r_[True, (np.diff(bj) != 0) | (np.diff(k) != 0) | (np.diff(bi) != 0)])
+    return [(int(bj[s]), int(k[s]), int(bi[s]), rows[s:e], vals[s:e])
+            for s, e in zip(starts, np.r_[starts[1:], bj.size])]
+
+
 def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
                  policy: str = "pow2", insecure: bool = False, dense: bool = False) -> SpmvResult:
     """A x v by the diagonal method; bytes per direction, op counts per party, phase times.
@@ -126,54 +146,45 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     params, enc = he.get_params(params), encoding or FixedPoint()
     csr = as_csr(matrix, allow_zero=True)
     v = as_vector(vector, csr.shape[1])
+    method = "diagonal-dense" if dense else "diagonal"
     if csr.nnz == 0:
-        return zero_result("diagonal-dense" if dense else "diagonal", csr.shape[0], params, backend, insecure)
-    aq, vq = encode_operands(csr, v, params, enc)
+        return zero_result(method, csr.shape[0], params, backend, insecure)
     period = params.n // 2
     size = diagonal_block_size(csr.shape, period)
-    wrap = _wrap(size, period)
-    row, col, data = _entries(aq, period, dense)
-    bi, bj = row // size, col // size
-    k = (col % size - row % size) % wrap
-    order = np.lexsort((bi, k, bj))  # by column strip, then offset, then row block
-    bi, bj, k, rows, vals = bi[order], bj[order], k[order], row[order] % size, data[order]
-    starts = np.flatnonzero(np.r_[True, (np.diff(bj) != 0) | (np.diff(k) != 0) | (np.diff(bi) != 0)])
-    ends = np.r_[starts[1:], bj.size]
-    n_rb, n_cb = math.ceil(csr.shape[0] / size), math.ceil(csr.shape[1] / size)
-    dtype = np.int64 if params.scheme != "ckks" else np.float64
-
-    clock, spent_a = time.perf_counter, 0.0
-    t0 = clock()
-    ctx = he.context(backend, params, rotations=np.unique(k).tolist(), policy=policy, insecure=insecure)
-    public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
-    client_b, channel = he.load_context(b_keys), Channel()
-    cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
-    t1 = clock()
-    v_cts = channel.send("b_to_cloud", [client_b.encrypt(_vector_block(vq, j, size, wrap)) for j in range(n_cb)], cloud)
-    t2 = clock()
-    acc = [None] * n_rb
-    rotated, current = None, None
-    with cloud.counting() as cloud_ops:
-        for s, e in zip(starts, ends):
-            strip, offset, block = int(bj[s]), int(k[s]), int(bi[s])
+    wrap, n_rb, n_cb = _wrap(size, period), math.ceil(csr.shape[0] / size), math.ceil(csr.shape[1] / size)
+    dtype = slot_dtype(params)
+    clock, channel = PhaseClock(), Channel()
+    with clock("client_a"):
+        aq, bound = encode_csr(csr, params, enc)
+        runs = _runs(aq, period, dense)
+    with clock("keygen"):
+        ctx = he.context(backend, params, rotations=sorted({r[1] for r in runs}), policy=policy, insecure=insecure)
+        public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
+        cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
+        client_b = he.require_public(he.load_context(b_keys), "Client B")
+    with clock("client_b"):
+        vq = encode_vector(v, params, enc, bound)
+        v_msgs = [channel.send("b_to_cloud", client_b.encrypt(_vector_block(vq, j, size, wrap))) for j in range(n_cb)]
+    acc, current = [None] * n_rb, None
+    with clock("cloud"), cloud.counting() as cloud_ops:
+        v_cts = [cloud.deserialize(m) for m in v_msgs]
+        for strip, offset, block, rows, vals in runs:
             if (strip, offset) != current:
                 current, rotated = (strip, offset), cloud.rotate(v_cts[strip], offset)
-            ta = clock()
-            u = np.zeros(period, dtype=dtype)
-            np.add.at(u, rows[s:e], vals[s:e])  # a dense run's zero at a non-zero's position adds nothing
-            d = channel.send("a_to_cloud", [ctx.encrypt(u)], cloud)[0]
-            spent_a += clock() - ta
-            term = cloud.mul(d, rotated)
+            with clock("client_a"):  # A encrypts each diagonal as the cloud asks for it
+                u = np.zeros(period, dtype=dtype)
+                np.add.at(u, rows, vals)  # a dense run's zero at a non-zero's position adds nothing
+                msg = channel.send("a_to_cloud", ctx.encrypt(u))
+            term = cloud.mul(cloud.deserialize(msg), rotated)
             acc[block] = term if acc[block] is None else cloud.add(acc[block], term)
-    t3 = clock()
-    y = return_blocks(channel, "cloud_to_a", acc, ctx, csr.shape[0], size, dtype)
-    t4 = clock()
+        results = send_blocks(channel, "cloud_to_a", acc)
+    with clock("decrypt"):
+        y = decode_result(decrypt_blocks(ctx, results, csr.shape[0], size, dtype), params, enc)
     return SpmvResult(
-        "diagonal-dense" if dense else "diagonal", decode_result(y, params, enc), **provenance(ctx),
+        method, y, **provenance(ctx),
         traffic=dict(channel.bytes, keys_to_cloud=len(public), keys_to_b=len(b_keys)),
         ops=dict(client_a=ctx.counts.as_dict(), client_b=client_b.counts.as_dict(), cloud=cloud_ops.as_dict()),
-        timings=dict(keygen=t1 - t0, client_b=t2 - t1, client_a=spent_a, cloud=t3 - t2 - spent_a, decrypt=t4 - t3,
-                     total=t4 - t0),
-        info=dict(n_ct=int(starts.size), block_size=size, blocks=(n_rb, n_cb), vector_ciphertexts=n_cb,
-                  result_ciphertexts=sum(a is not None for a in acc), rotation_keys=len(ctx.keys)),
+        timings=clock.timings(),
+        info=dict(n_ct=len(runs), block_size=size, blocks=(n_rb, n_cb), vector_ciphertexts=n_cb,
+                  result_ciphertexts=len(results), rotation_keys=len(ctx.keys)),
     )

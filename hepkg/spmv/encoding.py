@@ -12,9 +12,20 @@ before it is cast to int64 or float64.
 Overflow is checked before anything is encrypted, from the worst-case accumulated
 magnitude of a result slot, ``max_i sum_j |A_ij| * max_j |v_j|`` (in encoded units), against
 the scheme's capacity: ``t // 2`` for BFV/BGV (decryption is centered mod t), and
-``2^(q0 - scale_bits - 1)`` for CKKS (what the first prime holds at the last level). Client A
-knows only the matrix, so it computes the largest vector magnitude the matrix allows (or
-checks an agreed ``vector_bound``) and Client B checks its vector against that limit.
+``2^(q0 - scale_bits - 1)`` for CKKS (what the first prime holds at the last level).
+
+The vector's bound is public: Client B checks its vector against it and Client A refuses a
+matrix that could overflow with any vector within it, so neither learns anything about the
+other's values from it. It is ``FixedPoint.vector_bound`` where given (agreed in advance), else
+:func:`vector_bound`'s default from the parameter set and L, the longest row's non-zero count,
+which the sparsity pattern Client B receives anyway reveals (L = len(CP) - 1): the largest b
+(in encoded units) with ``L * b^2 * b <= capacity``, so that any matrix with this pattern whose
+encoded entries are within b^2, times any vector within b, cannot overflow (the matrix keeps
+two thirds of the plaintext bits, the vector one third: at t = 65537 and L = 1, entries up to
+1024 and |v_j| <= 32). A matrix exceeding that entry bound is still accepted where its actual
+row sums allow b. A bound from the shape alone (``n_cols`` for L) would admit no vector at all
+for the paper's matrices with more than t/2 columns, such as cca. Earlier versions sent B
+``floor((t/2) / max row L1)``, which told it the matrix's largest absolute row sum.
 """
 from __future__ import annotations
 
@@ -25,16 +36,16 @@ import numpy as np
 
 from hepkg.he.errors import EncodingError
 
-__all__ = ["FixedPoint", "capacity", "value_range", "encode_values", "vector_limit", "check_vector",
-           "encode_operands", "decode_result"]
+__all__ = ["FixedPoint", "capacity", "slot_dtype", "value_range", "encode_values", "vector_bound", "encode_matrix",
+           "encode_csr", "encode_vector", "decode_result"]
 
 
 @dataclass(frozen=True)
 class FixedPoint:
     """Fixed-point encoding: ``round(A * matrix_scale)``, ``round(v * vector_scale)``.
 
-    ``vector_bound``: the largest |v_j| Client B may send (public, agreed in advance);
-    None lets Client A derive the largest bound the plaintext modulus allows.
+    ``vector_bound``: the largest |v_j| Client B may send (public, agreed in advance); None:
+    the public default of :func:`vector_bound` (see the module docstring).
     """
 
     matrix_scale: float = 1
@@ -64,6 +75,11 @@ def capacity(params) -> int | float:
     if params.scheme in ("bfv", "bgv"):
         return params.plain_modulus // 2
     return 2.0 ** (params.qi_bits[0] - params.scale_bits - 1)
+
+
+def slot_dtype(params):
+    """What the slots hold: int64 on BFV/BGV, float64 on CKKS."""
+    return np.float64 if params.scheme == "ckks" else np.int64
 
 
 def _plaintext(params) -> str:
@@ -115,59 +131,68 @@ def encode_values(values, params, enc: FixedPoint, scale: float, what: str) -> n
     if lo < -cap or hi > cap:
         raise EncodingError(f"{what} has values in [{lo}, {hi}], outside the range [-{cap:.15g}, {cap:.15g}] "
                             f"that {_plaintext(params)} holds")
-    return arr.astype(np.float64 if params.scheme == "ckks" else np.int64)
+    return arr.astype(slot_dtype(params))
 
 
-def vector_limit(row_l1_max: float, params, enc: FixedPoint) -> float:
-    """Largest encoded |v_j| keeping every result within :func:`capacity` (EncodingError if none).
-
-    ``row_l1_max`` is ``max_i sum_j |A_ij|`` of the *encoded* matrix.
-    """
+def vector_bound(params, enc: FixedPoint, longest_row: int) -> float:
+    """The public bound on the encoded |v_j|: ``enc.vector_bound`` times the vector scale, or the
+    default from the parameters and ``longest_row`` (L) alone (module docstring)."""
     _check_scheme(params, enc)
+    if enc.vector_bound is not None:
+        bound = float(enc.vector_bound) * float(enc.vector_scale)
+        return bound if params.scheme == "ckks" else float(math.floor(bound + 0.5))
+    cap = capacity(params)
+    if params.scheme == "ckks":
+        return (cap / longest_row) ** (1 / 3)
+    bound = int((cap / longest_row) ** (1 / 3))
+    bound += longest_row * (bound + 1) ** 3 <= cap  # float rounding: the exact largest integer
+    bound -= longest_row * bound ** 3 > cap
+    if bound < 1:
+        raise EncodingError(f"{_plaintext(params)} is too small for rows of {longest_row} non-zeros: no public vector "
+                            f"bound b >= 1 has L * b^3 <= t/2; use a larger plaintext modulus or CKKS")
+    return float(bound)
+
+
+def encode_matrix(values, rows, params, enc: FixedPoint) -> tuple[np.ndarray, float]:
+    """Client A: the matrix's ``values`` encoded (``rows``: each value's row) and the public vector
+    bound, after refusing a matrix that could overflow with a vector within that bound."""
+    values = encode_values(values, params, enc, enc.matrix_scale, "matrix")
+    rows = np.asarray(rows)
+    row_l1 = float(np.bincount(rows, weights=np.abs(values.astype(np.float64))).max())
+    bound = vector_bound(params, enc, int(np.bincount(rows).max()))
     cap, what = capacity(params), _plaintext(params)
     scales = "" if enc.exact else f" at matrix_scale={enc.matrix_scale:g}, vector_scale={enc.vector_scale:g}"
-    if enc.vector_bound is not None:
-        limit = float(enc.vector_bound) * float(enc.vector_scale)
-        limit = math.floor(limit + 0.5) if params.scheme != "ckks" else limit
-        worst = row_l1_max * limit
-        if worst > cap:
-            raise EncodingError(
-                f"{what} is too small for the precision asked{scales}: the worst-case accumulated magnitude "
-                f"max_i sum_j |A_ij| * max|v| = {row_l1_max:g} * {limit:g} = {worst:g} exceeds {cap:g}; "
-                f"use smaller scales, a smaller vector bound, a larger plaintext modulus, or CKKS")
-        return limit
-    limit = cap / row_l1_max
-    if params.scheme != "ckks":
-        limit = math.floor(limit)
-        if limit < 1:
-            raise EncodingError(
-                f"{what} is too small for this matrix{scales}: its largest encoded row sum "
-                f"max_i sum_j |A_ij| = {row_l1_max:g} already exceeds t/2 = {cap:g}, so no non-zero vector "
-                f"fits; use a smaller matrix_scale, a larger plaintext modulus, or CKKS")
-    return limit
+    if params.scheme != "ckks" and row_l1 > cap:
+        raise EncodingError(
+            f"{what} is too small for this matrix{scales}: its largest encoded row sum "
+            f"max_i sum_j |A_ij| = {row_l1:g} already exceeds t/2 = {cap:g}, so no non-zero vector "
+            f"fits; use a smaller matrix_scale, a larger plaintext modulus, or CKKS")
+    if row_l1 * bound > cap:
+        raise EncodingError(
+            f"{what} is too small for the precision asked{scales}: the worst-case accumulated magnitude "
+            f"max_i sum_j |A_ij| * max|v| = {row_l1:g} * {bound:g} = {row_l1 * bound:g} exceeds {cap:g} "
+            f"(max|v|: the public vector bound); use smaller scales, a smaller FixedPoint(vector_bound=...), "
+            f"a larger plaintext modulus, or CKKS")
+    return values, bound
 
 
-def check_vector(encoded: np.ndarray, limit: float, params, what: str = "vector") -> None:
-    """Raise EncodingError when an encoded vector exceeds the limit Client A announced."""
-    peak = float(np.max(np.abs(encoded))) if encoded.size else 0.0
-    if peak > limit:
-        raise EncodingError(f"{what} value of magnitude {peak:g} (encoded) exceeds the bound {limit:g} that "
-                            f"{_plaintext(params)} allows for this matrix (worst-case row sum); the result would "
-                            f"overflow")
-
-
-def encode_operands(csr, vector, params, enc: FixedPoint):
-    """Both operands encoded and checked together (for the baselines, where one party sees both).
-
-    Returns the CSR matrix with encoded values and the encoded vector.
-    """
-    values = encode_values(csr.data, params, enc, enc.matrix_scale, "matrix")
+def encode_csr(csr, params, enc: FixedPoint):
+    """:func:`encode_matrix` on a CSR matrix: its encoded copy and the public vector bound."""
+    values, bound = encode_matrix(csr.data, np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), params, enc)
     encoded = csr.copy()
     encoded.data = values
-    row_l1 = float(np.max(abs(encoded).sum(axis=1)))
-    vec = encode_values(vector, params, enc, enc.vector_scale, "vector")
-    check_vector(vec, vector_limit(row_l1, params, enc), params)
-    return encoded, vec
+    return encoded, bound
+
+
+def encode_vector(vector, params, enc: FixedPoint, bound: float) -> np.ndarray:
+    """Client B: its vector encoded, EncodingError where it exceeds the public ``bound``."""
+    encoded = encode_values(vector, params, enc, enc.vector_scale, "vector")
+    peak = float(np.max(np.abs(encoded))) if encoded.size else 0.0
+    if peak > bound:
+        raise EncodingError(f"vector value of magnitude {peak:g} (encoded) exceeds the public bound {bound:g} agreed "
+                            f"for {_plaintext(params)}; the result could overflow (pass a larger "
+                            f"FixedPoint(vector_bound=...) if the matrix allows it)")
+    return encoded
 
 
 def decode_result(values: np.ndarray, params, enc: FixedPoint) -> np.ndarray:

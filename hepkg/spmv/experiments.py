@@ -23,7 +23,8 @@ Values. BFV is exact on integers: ``values="auto"`` keeps an integer matrix and 
 real one by its pattern (all ones), since op counts and times do not depend on the values
 and the paper's own code truncated reals silently (use :class:`~hepkg.spmv.FixedPoint` for
 real values on BFV). The vector is drawn uniformly within the largest magnitude the
-matrix allows (at most 8 on BFV, 1 on CKKS).
+matrix allows (at most 8 on BFV, 1 on CKKS), which the run takes as the parties' pre-agreed
+public vector bound (``FixedPoint(vector_bound=...)``).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from .costs import predicted_ops as cssc_predicted_ops
 from .costs import table3_rows
 from .cssc import CSSC, as_csr
 from .diagonal import diagonal_block_size, diagonal_predicted_ops, run_diagonal
-from .encoding import FixedPoint, capacity, vector_limit
+from .encoding import FixedPoint, capacity
 from .parties import ClientA, ClientB, Cloud, run_cssc
 from .rowwise import rowwise_predicted_ops, run_rowwise
 
@@ -72,7 +73,8 @@ def _method(method: str):
 
 
 def make_operands(matrix, params, values: str = "auto", seed: int = 0):
-    """(matrix, vector, values used) for an exactly checkable run (see the module docstring)."""
+    """(matrix, vector, values used, encoding) for an exactly checkable run (see the module docstring);
+    ``encoding`` agrees on the bound the vector was drawn within."""
     params = he.get_params(params)
     csr = as_csr(matrix)
     integral = csr.dtype.kind in "biu" or bool(np.all(csr.data == np.round(csr.data)))
@@ -89,9 +91,11 @@ def make_operands(matrix, params, values: str = "auto", seed: int = 0):
     row_l1 = float(np.max(abs(csr).sum(axis=1)))
     if params.scheme == "ckks":
         bound = min(1.0, capacity(params) / row_l1 / 2)
-        return csr, rng.uniform(-bound, bound, csr.shape[1]), values
-    bound = int(min(8, vector_limit(row_l1, params, FixedPoint())))
-    return csr, rng.integers(-bound, bound + 1, csr.shape[1]), values
+        vector = rng.uniform(-bound, bound, csr.shape[1])
+    else:  # at least 1: a matrix that allows no vector is refused by the run, with the reason
+        bound = max(1, min(8, int(capacity(params) // row_l1)))
+        vector = rng.integers(-bound, bound + 1, csr.shape[1])
+    return csr, vector, values, FixedPoint(vector_bound=bound)
 
 
 def _reference(csr, vector) -> np.ndarray:
@@ -114,8 +118,8 @@ def run_config(matrix, method: str = "cssc", backend: str = "sim", params=None, 
         from hepkg.datasets import load_matrix
         name, matrix = name or matrix, load_matrix(matrix)
     params = he.get_params(params or default_params())
-    csr, vector, used = make_operands(matrix, params, values, seed)
-    kwargs = dict(backend=backend, params=params, policy=policy, insecure=insecure)
+    csr, vector, used, encoding = make_operands(matrix, params, values, seed)
+    kwargs = dict(backend=backend, params=params, encoding=encoding, policy=policy, insecure=insecure)
     if method == "cssc":
         kwargs["layout"] = layout
     if memory:
@@ -238,13 +242,12 @@ def cssc_noise_budget(matrix, backend: str = "pyfhel", params=None, *, seed: int
     backend that reports the BFV noise budget (pyfhel).
     """
     params = he.get_params(params or default_params())
-    csr, vector, _ = make_operands(matrix, params, seed=seed)
-    a = ClientA(csr, backend=backend, params=params, policy=policy)
+    csr, vector, _, encoding = make_operands(matrix, params, seed=seed)
+    a = ClientA(csr, backend=backend, params=params, encoding=encoding, policy=policy)
     if not a.ctx.has_noise_budget:
         raise ValueError(f"backend {backend!r} does not report a noise budget")
-    public = a.public_context()
-    b = ClientB(vector, public, a.column_index_message())
-    cloud = Cloud(public)
+    b = ClientB(vector, a.encryption_context(), a.column_index_message())
+    cloud = Cloud(a.public_context())
     with cloud.ctx.counting() as ops:
         reply = cloud.evaluate(a.matrix_message(), b.vector_message())
     bits = [a.ctx.noise_budget(a.ctx.deserialize(blob)) for blob in messages.unpack(reply, "spmv/result")[2]]

@@ -3,7 +3,8 @@
 A message is a hepkg envelope (magic, checksum, JSON metadata) whose payload holds numpy
 arrays and opaque blobs (serialized ciphertexts) back to back; the metadata records each
 part's dtype, shape and length. Truncated or altered bytes raise
-:class:`~hepkg.he.CorruptedData`.
+:class:`~hepkg.he.CorruptedData`. Packing copies each blob once, into the message; unpacking
+returns views into the message, so a party holds the message and one ciphertext at a time.
 """
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ def pack(kind: str, meta: dict, arrays: dict[str, np.ndarray] | None = None, blo
         parts.append(arr.tobytes())
     for blob in blobs:
         layout["blobs"].append(len(blob))
-        parts.append(bytes(blob))
-    return envelope.pack(kind, dict(meta, _layout=layout), b"".join(parts))
+        parts.append(blob)
+    return envelope.pack(kind, dict(meta, _layout=layout), parts)
 
 
-def unpack(data: bytes, kind: str) -> tuple[dict, dict[str, np.ndarray], list[bytes]]:
-    """(meta, arrays, blobs) of a message made by :func:`pack`."""
+def unpack(data: bytes, kind: str) -> tuple[dict, dict[str, np.ndarray], list[memoryview]]:
+    """(meta, arrays, blobs) of a message made by :func:`pack`; the blobs are views into ``data``
+    (no copy: a party can deserialize one ciphertext at a time)."""
     meta, payload = envelope.unpack(data, kind)
     meta.pop("kind", None)
     layout = meta.pop("_layout", None)

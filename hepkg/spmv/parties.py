@@ -3,17 +3,27 @@
 Key generation. Algorithm 1 returns the encrypted result to Client A ("send ct_res to
 Client A") and lets the secret-key holder decrypt. hepkg makes Client A the key holder: it
 alone knows the chunk shapes, hence the rotation steps the aggregation needs, so it
-generates the keys (power-of-two Galois keys by default, as the paper's Pyfhel setup),
-sends the public context (public key and evaluation keys, never the secret key) to the
-cloud and to Client B, and decrypts the result. Client B only encrypts; the cloud holds
-evaluation keys only and cannot decrypt. As in the paper's semi-honest model, A must not
-see B's ciphertexts (they go to the cloud only) and nobody colludes.
+generates the keys (power-of-two Galois keys by default, as the paper's Pyfhel setup) and
+decrypts the result. The cloud receives the public context with the evaluation keys
+(relinearization and rotation keys); Client B, who only encrypts, receives the public key
+alone (``to_bytes(evaluation_keys=False)``). Nobody but A holds the secret key. As in the
+paper's semi-honest model, A must not see B's ciphertexts (they go to the cloud only) and
+nobody colludes.
 
-Messages and what they reveal (Sec. 3.3): A -> B: the column indices CI and column
-pointers CP (the sparsity pattern by columns, as in the paper) with the chunk plan and the
-encoding; A -> cloud: the encrypted chunks and the chunk plan (row and column counts per
-chunk, which Algorithm 4 needs); B -> cloud: the encrypted reorganized vector chunks;
-cloud -> A: one result ciphertext per row block. The row map RM never leaves A.
+Messages and what each party learns (Sec. 3.3):
+
+- A -> B: the column indices CI and column pointers CP (the sparsity pattern by columns, as
+  in the paper), hence the shape and the chunk plan, and the encoding (scales; the vector
+  bound where one was agreed). B learns the pattern, nothing about the values: the public
+  vector bound it checks its vector against comes from the parameters and the pattern
+  (:func:`~hepkg.spmv.encoding.vector_bound`), so identical patterns give identical
+  messages whatever the values. (Sending B the largest vector the matrix allows would
+  tell it the matrix's largest absolute row sum.)
+- A -> cloud: the encrypted chunks and the chunk plan (row and column counts per chunk and
+  row block, which Algorithm 4 needs): the cloud learns those shapes and nothing else.
+- B -> cloud: the encrypted reorganized vector chunks.
+- cloud -> A: one result ciphertext per row block; A learns the product only. The row map
+  RM never leaves A.
 
 The default backend ``sim`` offers no privacy: its "ciphertexts" hold the slots in the
 clear. It exists for op counts and fast tests; pass a real backend (``pyfhel``, ``openfhe``)
@@ -21,7 +31,7 @@ for encryption. Every :class:`SpmvResult` records the backend and parameter set 
 """
 from __future__ import annotations
 
-import time
+from functools import cached_property
 
 import numpy as np
 
@@ -31,8 +41,8 @@ from . import messages
 from .aggregate import aggregate, multiply, unpermute
 from .chunks import ChunkPlan, chunk_column_index, chunk_values, generate_chunks, reorg_vector
 from .cssc import CSSC, as_csr
-from .encoding import FixedPoint, check_vector, decode_result, encode_values, vector_limit
-from .result import SpmvResult, provenance, zero_result
+from .encoding import FixedPoint, decode_result, encode_matrix, encode_vector, vector_bound
+from .result import PhaseClock, SpmvResult, provenance, zero_result
 
 __all__ = ["ClientA", "ClientB", "Cloud", "run_cssc", "check_layout", "as_vector"]
 
@@ -62,8 +72,11 @@ def _loaded(context):
 class ClientA:
     """Matrix owner and key holder: CSSC conversion, chunks, keys, encryption, decryption.
 
-    ``backend``: 'sim' (the default) encrypts nothing, it offers no privacy (op counts and
-    tests only); use a real backend such as 'pyfhel' or 'openfhe' to encrypt.
+    The constructor prepares the matrix (CSSC, chunk plan, encoding, overflow check against
+    the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
+    :func:`run_cssc` times the two apart. ``backend``: 'sim' (the default) encrypts nothing, it
+    offers no privacy (op counts and tests only); use a real backend such as 'pyfhel' or
+    'openfhe' to encrypt.
     """
 
     def __init__(self, matrix, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
@@ -74,11 +87,15 @@ class ClientA:
         self.cssc = CSSC.from_sparse(matrix)
         layout = check_layout(layout, self.params.scheme)
         self.plan = generate_chunks(self.cssc, self.params.n // 2, layout, block_rows)
-        self._values = encode_values(self.cssc.VA, self.params, self.encoding, self.encoding.matrix_scale, "matrix")
-        row_l1 = np.bincount(self.cssc.entry_rows, weights=np.abs(self._values.astype(np.float64)))
-        self.vector_limit = vector_limit(float(row_l1.max()), self.params, self.encoding)
-        self.ctx = he.context(backend, self.params, rotations=self.plan.rotation_steps(), policy=policy,
-                              swap=self.plan.needs_swap, insecure=insecure)
+        self._values, self.vector_bound = encode_matrix(self.cssc.VA, self.cssc.entry_rows, self.params,
+                                                        self.encoding)
+        self._keys = dict(backend=backend, policy=policy, insecure=insecure)
+
+    @cached_property
+    def ctx(self) -> he.Context:
+        """The key holder's context, its keys generated on first use."""
+        return he.context(self._keys["backend"], self.params, rotations=self.plan.rotation_steps(),
+                          policy=self._keys["policy"], swap=self.plan.needs_swap, insecure=self._keys["insecure"])
 
     def public_context(self) -> bytes:
         """Public and evaluation keys (to the cloud)."""
@@ -89,11 +106,11 @@ class ClientA:
         return self.ctx.to_bytes(evaluation_keys=False)
 
     def column_index_message(self) -> bytes:
-        """A -> B: CI, CP, the chunk plan, the encoding and the vector limit."""
+        """A -> B: CI, CP, the chunk plan and the encoding (nothing that depends on the values)."""
         enc = self.encoding
-        meta = dict(plan=self.plan.to_dict(), vector_limit=self.vector_limit,
-                    encoding=dict(matrix_scale=enc.matrix_scale, vector_scale=enc.vector_scale,
-                                  vector_bound=enc.vector_bound))
+        meta = dict(plan=self.plan.to_dict(), encoding=dict(matrix_scale=enc.matrix_scale,
+                                                            vector_scale=enc.vector_scale,
+                                                            vector_bound=enc.vector_bound))
         ci_dtype = np.int32 if self.cssc.shape[1] < 2 ** 31 else np.int64
         return messages.pack("spmv/column-index", meta, {"CI": self.cssc.CI.astype(ci_dtype), "CP": self.cssc.CP})
 
@@ -112,7 +129,8 @@ class ClientA:
 
 
 class ClientB:
-    """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it."""
+    """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it, after
+    checking it against the public :attr:`vector_bound`, which it derives itself."""
 
     def __init__(self, vector, context, column_index: bytes):
         """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded)."""
@@ -120,9 +138,8 @@ class ClientB:
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
         enc = FixedPoint(**meta["encoding"])
-        v = as_vector(vector, self.plan.shape[1])
-        self._values = encode_values(v, self.ctx.params, enc, enc.vector_scale, "vector")
-        check_vector(self._values, float(meta["vector_limit"]), self.ctx.params)
+        self.vector_bound = vector_bound(self.ctx.params, enc, arrays["CP"].size - 1)  # L = len(CP) - 1
+        self._values = encode_vector(as_vector(vector, self.plan.shape[1]), self.ctx.params, enc, self.vector_bound)
         self._index = chunk_column_index(arrays["CP"], arrays["CI"], self.plan)
 
     def vector_message(self) -> bytes:
@@ -139,16 +156,19 @@ class Cloud:
         self.ctx = he.require_public(_loaded(context), "the spmv cloud")
 
     def evaluate(self, matrix: bytes, vector: bytes) -> bytes:
-        """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block."""
+        """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block.
+
+        One chunk at a time (deserialize its pair, multiply, aggregate, let go), so the cloud
+        holds a few ciphertexts beyond the keys and the messages, however many chunks there are.
+        """
         meta, _, a_blobs = messages.unpack(matrix, "spmv/matrix")
         _, _, b_blobs = messages.unpack(vector, "spmv/vector")
         plan = ChunkPlan.from_dict(meta["plan"])
         if not len(a_blobs) == len(b_blobs) == plan.n_ct:
             raise ValueError(f"the plan has {plan.n_ct} chunks; got {len(a_blobs)} matrix and "
                              f"{len(b_blobs)} vector ciphertexts")
-        products = multiply(self.ctx, [self.ctx.deserialize(b) for b in a_blobs],
-                            [self.ctx.deserialize(b) for b in b_blobs])
-        results = aggregate(self.ctx, products, plan)
+        deserialize = self.ctx.deserialize
+        results = aggregate(self.ctx, multiply(self.ctx, map(deserialize, a_blobs), map(deserialize, b_blobs)), plan)
         return messages.pack("spmv/result", {}, blobs=[self.ctx.serialize(r) for r in results])
 
 
@@ -163,34 +183,32 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     """
     params = he.get_params(params)
     csr = as_csr(matrix, allow_zero=True)
-    as_vector(vector, csr.shape[1])  # fail before key generation
+    as_vector(vector, csr.shape[1])  # fail before any work
     if csr.nnz == 0:
         return zero_result("cssc", csr.shape[0], params, backend, insecure)
-    clock = time.perf_counter
-    t0 = clock()
-    a = ClientA(csr, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
-                block_rows=block_rows, insecure=insecure)
-    cloud_keys, b_keys = a.public_context(), a.encryption_context()
-    cloud, b_ctx = Cloud(cloud_keys), he.load_context(b_keys)
-    t1 = clock()
-    ci_msg, a_msg = a.column_index_message(), a.matrix_message()
-    t2 = clock()
-    b = ClientB(vector, b_ctx, ci_msg)
-    b_msg = b.vector_message()
-    t3 = clock()
-    with cloud.ctx.counting() as cloud_ops:
+    clock = PhaseClock()
+    with clock("client_a"):
+        a = ClientA(csr, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
+                    block_rows=block_rows, insecure=insecure)
+    with clock("keygen"):
+        cloud_keys, b_keys = a.public_context(), a.encryption_context()
+        cloud, b_ctx = Cloud(cloud_keys), he.load_context(b_keys)
+    with clock("client_a"):
+        ci_msg, a_msg = a.column_index_message(), a.matrix_message()
+    with clock("client_b"):
+        b = ClientB(vector, b_ctx, ci_msg)
+        b_msg = b.vector_message()
+    with clock("cloud"), cloud.ctx.counting() as cloud_ops:
         res_msg = cloud.evaluate(a_msg, b_msg)
-    t4 = clock()
-    y = a.decrypt_result(res_msg)
-    t5 = clock()
+    with clock("decrypt"):
+        y = a.decrypt_result(res_msg)
     plan, sizes = a.plan, a.ctx.key_sizes()
     return SpmvResult(
         "cssc", y, **provenance(a.ctx),
         traffic=dict(a_to_cloud=len(a_msg), b_to_cloud=len(b_msg), a_to_b=len(ci_msg), cloud_to_a=len(res_msg),
                      keys_to_cloud=len(cloud_keys), keys_to_b=len(b_keys)),
         ops=dict(client_a=a.ctx.counts.as_dict(), client_b=b.ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
-        timings=dict(keygen=t1 - t0, client_a=t2 - t1, client_b=t3 - t2, cloud=t4 - t3, decrypt=t5 - t4,
-                     total=t5 - t0),
+        timings=clock.timings(),
         info=dict(n_ct=plan.n_ct, blocks=len(plan.blocks), c_max=plan.c_max, layout=plan.layout,
                   chunks=[(c.rows, c.cols) for c in plan.chunks], vector_ciphertexts=plan.n_ct,
                   result_ciphertexts=len(plan.blocks), rotation_keys=sizes["rotation_keys"],

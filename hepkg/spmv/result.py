@@ -1,11 +1,49 @@
-"""The outcome of one encrypted SpMV run, shared by CSSC and the baselines."""
+"""The outcome of one encrypted SpMV run, shared by CSSC and the baselines, and the clock that times its phases."""
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SpmvResult", "provenance", "zero_result"]
+from .encoding import slot_dtype
+
+__all__ = ["SpmvResult", "PHASES", "PhaseClock", "provenance", "zero_result"]
+
+#: The phases every method times (see :class:`SpmvResult`).
+PHASES = ("keygen", "client_a", "client_b", "cloud", "decrypt")
+
+
+class PhaseClock:
+    """Wall-clock seconds per phase: ``with clock("cloud"):`` charges its block to that phase; a
+    block nested in another (Client A encrypting while the cloud works) pauses the outer one."""
+
+    def __init__(self):
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        self._running: list[list] = []  # [phase, since]
+
+    @contextmanager
+    def __call__(self, phase: str):
+        self._running.append([phase, self._charge()])
+        try:
+            yield
+        finally:
+            now = self._charge()
+            self._running.pop()
+            if self._running:  # the outer phase resumes
+                self._running[-1][1] = now
+
+    def _charge(self) -> float:
+        """Charge the running phase up to now; return now."""
+        now = time.perf_counter()
+        if self._running:
+            self.seconds[self._running[-1][0]] += now - self._running[-1][1]
+        return now
+
+    def timings(self) -> dict[str, float]:
+        """Seconds per phase and ``total``, their sum."""
+        return dict(self.seconds, total=sum(self.seconds.values()))
 
 
 def provenance(ctx) -> dict:
@@ -15,21 +53,35 @@ def provenance(ctx) -> dict:
 
 def zero_result(method: str, rows: int, params, backend: str, insecure: bool) -> "SpmvResult":
     """The product of an all-zero matrix: a zero vector, found by the matrix owner without any HE work."""
-    dtype = np.float64 if params.scheme == "ckks" else np.int64
-    return SpmvResult(method, np.zeros(rows, dtype=dtype), info=dict(n_ct=0, note="all-zero matrix: no HE work"),
+    return SpmvResult(method, np.zeros(rows, dtype=slot_dtype(params)), traffic=dict(keys_to_cloud=0, keys_to_b=0),
+                      timings=PhaseClock().timings(), info=dict(n_ct=0, note="all-zero matrix: no HE work"),
                       backend=backend, params=params.name, insecure=insecure)
 
 
 @dataclass
 class SpmvResult:
-    """``y``: the decrypted product; ``traffic``: bytes per direction (e.g. ``a_to_cloud``);
-    ``ops``: operation counts per party (``OpCounts.as_dict()``); ``timings``: seconds per
-    phase; ``info``: method-specific facts (ciphertext counts, layout, ...).
+    """``y``: the decrypted product; ``traffic``: bytes per direction; ``ops``: operation counts
+    per party (``OpCounts.as_dict()``); ``timings``: seconds per phase; ``info``: method-specific
+    facts (ciphertext counts, layout, ...).
 
-    Every method times the same phases: ``keygen`` (key generation, serializing the public
-    contexts, and each party loading what it receives: left out when the methods' work is
-    compared), ``client_a``, ``client_b``, ``cloud`` and ``decrypt``; ``total`` is their sum. ``traffic`` counts key material per recipient (``keys_to_cloud``, ``keys_to_b``)
-    beside the ciphertext messages.
+    Every method times the same phases (:data:`PHASES`) with the same work in each:
+
+    - ``keygen``: the key holder's key generation, serializing the public context for each
+      recipient, and each recipient loading it. Left out when methods are compared (the
+      paper's times): ``total - keygen``.
+    - ``client_a``: the matrix owner's preparation (format conversion or diagonal extraction,
+      encoding, the overflow check) and encrypting and serializing its ciphertexts. The
+      Rhombus-style method has no Client A (its server holds the matrix): 0.
+    - ``client_b``: the vector owner's preparation (encoding, the bound check, reorganization)
+      and encrypting and serializing its ciphertexts.
+    - ``cloud``: deserializing, evaluating, serializing the results (and, for the
+      Rhombus-style server, encoding its plaintext matrix).
+    - ``decrypt``: the key holder deserializing, decrypting and decoding the result.
+
+    ``total`` is their sum. ``traffic`` has the bytes of each message (``a_to_cloud``,
+    ``b_to_cloud``, ``a_to_b``, ``cloud_to_a`` / ``cloud_to_b``) and of the key material each
+    party receives: ``keys_to_cloud`` (public and evaluation keys) and ``keys_to_b`` (the public
+    key alone; 0 where Client B holds the keys).
 
     ``backend``, ``params``, ``insecure``: what ran (:func:`provenance`). ``backend == 'sim'``
     means nothing was encrypted: the run gives op counts, not privacy."""
