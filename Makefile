@@ -28,6 +28,9 @@ test-slow: $(STAMP) ## the slow tests: 1,000 mutations per deserializer and back
 reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --scale $(SCALE) --executor $(EXECUTOR) $(if $(ONLY),--only $(ONLY))
 
+figures: $(STAMP) ## rebuild every table, figure and claim from the committed raw tables (artifacts/*/raw), computing nothing
+	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --render-only $(if $(ONLY),--only $(ONLY))
+
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
 
@@ -44,4 +47,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow reproduce bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow reproduce figures bench-ops lab docker clean distclean

@@ -1,13 +1,18 @@
 """Run the notebooks with papermill and summarize what reproduced.
 
 ``python -m hepkg.reproduce [--scale quick|default|full] [--only spmv,gemm] [--artifacts DIR]
-[--executor inline|process|dask] [--workers N] [--scheduler tcp://host:port]``
+[--executor inline|process|dask] [--workers N] [--scheduler tcp://host:port] [--render-only]``
 
 Each notebook ``notebooks/NN_<section>.ipynb`` runs with the parameters SCALE, SEED,
-ARTIFACT_DIR, EXECUTOR, WORKERS and SCHEDULER; its executed copy lands in
+ARTIFACT_DIR, EXECUTOR, WORKERS, SCHEDULER and RENDER_ONLY; its executed copy lands in
 ``artifacts/<section>/``. A failing notebook does not stop the others; the exit status is
 1 if any failed. The summary (printed, and written to ``artifacts/summary.md`` and
 ``summary.json``) lists each notebook's status, time and claim tally.
+
+``--render-only`` (``make figures``) computes nothing: each notebook rebuilds its tables,
+figures and claims from the committed raw tables ``artifacts/<section>/raw/`` (see
+:mod:`hepkg.bench.raw`), at the scale they were computed at; ``run.json`` and the summary,
+which describe the computation, are left as they are.
 """
 from __future__ import annotations
 
@@ -64,6 +69,14 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
                 claims_not_measured=claims["not measured"], error=error)
 
 
+def computed_scale(section: str, artifact_root: pathlib.Path) -> str:
+    """The scale a section's committed raw tables were computed at."""
+    path = artifact_root / section / "raw" / "provenance.json"
+    if not path.is_file():
+        raise SystemExit(f"{section}: no raw tables at {path.parent}; compute them first (make reproduce ONLY={section})")
+    return json.loads(path.read_text())["scale"]
+
+
 def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dict]:
     """This run's rows (tagged with ``scale``) over the earlier summary's rows of other notebooks."""
     earlier = json.loads(path.read_text()).get("notebooks", []) if path.exists() else []
@@ -102,21 +115,29 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--scheduler", help="existing Dask scheduler, tcp://host:port (implies --executor dask)")
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rebuild tables, figures and claims from the committed raw tables, computing nothing")
     args = parser.parse_args(argv)
 
     root = paths.artifacts(base=args.artifacts)
     executor = "dask" if args.scheduler else args.executor
     parameters = dict(SCALE=args.scale, SEED=args.seed, ARTIFACT_DIR=str(root.resolve()), EXECUTOR=executor,
-                      WORKERS=args.workers, SCHEDULER=args.scheduler)
+                      WORKERS=args.workers, SCHEDULER=args.scheduler, RENDER_ONLY=args.render_only)
     selected = notebooks(args.only.split(",") if args.only else None)
     rows = []
     for i, nb in enumerate(selected, 1):
-        print(f"[{i}/{len(selected)}] {nb.name} (scale {args.scale}) ...", flush=True)
+        if args.render_only:
+            parameters["SCALE"] = computed_scale(section_of(nb), root)
+        what = "rendering" if args.render_only else "computing"
+        print(f"[{i}/{len(selected)}] {nb.name} ({what}, scale {parameters['SCALE']}) ...", flush=True)
         row = run_notebook(nb, parameters, root, args.timeout)
         print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
               f"{row['claims_fail']} fail, {row['claims_inconclusive']} inconclusive, {row['claims_not_measured']} "
               f"not measured {row['error']}", flush=True)
         rows.append(row)
+    if args.render_only:
+        print("\n" + summary_markdown(rows, "as computed"))
+        return int(any(r["status"] != "ok" for r in rows))
     all_rows = merged_summary(root / "summary.json", rows, args.scale)
     text = dirty_warning(git_state()) + summary_markdown(all_rows, args.scale)
     write_text(root / "summary.md", text)

@@ -5,7 +5,7 @@
 >>> ctx.decrypt(ctx.rotate(ctx.encrypt([1, 2, 3]), 1), 3)
 array([2, 3, 0])
 """
-from .context import Ciphertext, Context, Plaintext, built_params, require_public
+from .context import Ciphertext, Context, Plaintext, built_params, forbid_contexts, require_public
 from .counting import KINDS, OpCounts
 from .errors import (BackendUnavailable, ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted,
@@ -16,7 +16,7 @@ from .registry import BACKENDS, availability, available_backends, backend_class,
 
 __all__ = [
     "context", "load_context", "built_table", "availability", "available_backends", "backend_class", "BACKENDS",
-    "Context", "Ciphertext", "require_public", "built_params", "Plaintext", "OpCounts", "KINDS",
+    "Context", "Ciphertext", "require_public", "built_params", "forbid_contexts", "Plaintext", "OpCounts", "KINDS",
     "PARAMS", "ParamSet", "BuiltModulus", "get_params", "params_table", "security_bits", "naf", "pow2_terms",
     "HEError", "BackendUnavailable", "ParameterError", "InsecureParameters", "EncodingError", "SchemeError",
     "MissingKeyError", "MissingRotationKey", "SecretKeyRequired", "DepthExhausted", "NoiseBudgetExhausted",

@@ -29,6 +29,15 @@ from .params import BuiltModulus, ParamSet, get_params
 
 #: every (backend, parameter set, insecure, built modulus) this process has built: see built_params()
 _BUILT: dict[tuple, dict] = {}
+#: Why contexts may not be built now (set while a notebook renders from raw tables), or None.
+_FORBIDDEN: list[str] = []
+
+
+def forbid_contexts(reason: str | None) -> None:
+    """From now on, building any context raises :class:`HEError` naming ``reason`` (None: allow again).
+
+    Rendering from committed raw tables sets it, so a render that would compute fails loudly."""
+    _FORBIDDEN[:] = [reason] if reason else []
 
 
 def built_params() -> list[dict]:
@@ -122,6 +131,8 @@ class Context(ABC):
 
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
                  swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b""):
+        if _FORBIDDEN:
+            raise HEError(f"no HE context may be built now: {_FORBIDDEN[0]}")
         self.params = get_params(params)
         if self.params.scheme not in self.schemes:
             raise SchemeError(f"backend '{self.backend}' does not support {self.params.scheme.upper()} "

@@ -1,0 +1,63 @@
+"""Compute, then render: ``--render-only`` rebuilds a section from its raw tables, identically."""
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from hepkg import reproduce
+from hepkg.bench import RawMissing, RawTables
+from hepkg.he import HEError, context, forbid_contexts
+
+
+def cell_outputs(notebook):
+    """The text of every output of every cell but the parameter cells (those differ by design)."""
+    cells = json.loads(notebook.read_text())["cells"]
+    keep = [c for c in cells if c["cell_type"] == "code" and not {"parameters", "injected-parameters"}
+            & set(c["metadata"].get("tags", []))]
+    return [[{k: v for k, v in out.items() if k in ("text", "data", "ename", "evalue")} for out in c.get("outputs", [])]
+            for c in keep]
+
+
+def test_render_only_rebuilds_the_quickstart_identically(tmp_path):
+    computed, rendered = tmp_path / "computed", tmp_path / "rendered"
+    assert reproduce.main(["--scale", "quick", "--only", "quickstart", "--artifacts", str(computed)]) == 0
+    shutil.copytree(computed / "quickstart" / "raw", rendered / "quickstart" / "raw")
+    shutil.copy(computed / "quickstart" / "run.json", rendered / "quickstart" / "run.json")
+    try:
+        assert reproduce.main(["--render-only", "--only", "quickstart", "--artifacts", str(rendered)]) == 0
+    finally:
+        forbid_contexts(None)
+    def made(root):  # the summary describes the computation: a render leaves it alone
+        return sorted(p.relative_to(root) for p in (root / "quickstart").rglob("*") if p.is_file() and p.suffix != ".ipynb")
+
+    files = made(computed)
+    assert files == made(rendered)
+    for rel in files:
+        assert (computed / rel).read_bytes() == (rendered / rel).read_bytes(), rel
+    nb = "quickstart/00_quickstart.ipynb"
+    assert cell_outputs(computed / nb) == cell_outputs(rendered / nb)
+
+
+def test_render_only_builds_no_context_and_names_missing_tables(tmp_path):
+    with pytest.raises(RawMissing, match="compute them first"):
+        RawTables("demo", tmp_path, render_only=True)
+    raw = RawTables("demo", tmp_path, scale="quick")
+    frame = raw.table("numbers", lambda: pd.DataFrame(dict(a=[1, 2], b=[0.5, float("nan")])))
+    assert raw.value("facts", lambda: dict(n=3)) == dict(n=3)
+    again = RawTables("demo", tmp_path, render_only=True)
+    try:
+        pd.testing.assert_frame_equal(again.table("numbers", lambda: pytest.fail("render computed")), frame)
+        with pytest.raises(HEError, match="render-only"):
+            context("sim", "bfv-8192-default")
+        with pytest.raises(RawMissing, match="another version"):
+            again.table("absent", pd.DataFrame)
+    finally:
+        forbid_contexts(None)
+    context("sim", "bfv-8192-default")
+
+
+def test_a_compute_run_starts_from_an_empty_raw_folder(tmp_path):
+    RawTables("demo", tmp_path).table("old", lambda: pd.DataFrame(dict(a=[1])))
+    RawTables("demo", tmp_path)
+    assert not (tmp_path / "demo" / "raw" / "old.csv").exists()
