@@ -195,9 +195,12 @@ def _load_store(store: pathlib.Path, keys) -> tuple[dict[str, dict], int]:
     return records, corrupt
 
 
-def _frame(configs: list[dict], records: list[dict]) -> pd.DataFrame:
-    """One row per result row; columns: config fields (``config_``-prefixed on a clash), row fields, elapsed_s."""
+def _frame(configs: list[dict], records: list[dict], rows_only: bool = False) -> pd.DataFrame:
+    """One row per result row; columns: config fields (``config_``-prefixed on a clash), row fields, elapsed_s
+    (``rows_only``: the row fields alone)."""
     row_cols = list(dict.fromkeys(k for rec in records for row in rec["rows"] for k in row))
+    if rows_only:
+        return pd.DataFrame([row for rec in records for row in rec["rows"]], columns=row_cols)
     taken = {*row_cols, "elapsed_s"}
     rename = {k: CONFIG_PREFIX + k if k in taken else k for cfg in configs for k in cfg}
     out = []
@@ -208,7 +211,8 @@ def _frame(configs: list[dict], records: list[dict]) -> pd.DataFrame:
 
 
 def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", workers: int | None = None,
-             scheduler: str | None = None, progress: bool = True, desc: str | None = None) -> pd.DataFrame:
+             scheduler: str | None = None, progress: bool = True, desc: str | None = None,
+             rows_only: bool = False) -> pd.DataFrame:
     """Run ``fn(config) -> dict | list[dict]`` over ``configs``, resuming from ``store``; return the rows.
 
     ``fn`` must be a top-level (picklable, importable by the workers) function and each config a
@@ -221,7 +225,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
 
     Returns a DataFrame with one row per result row, in the order of ``configs`` (first
     occurrence): the config's fields (prefixed ``config_`` where a row field has the same name),
-    the row's fields and ``elapsed_s``. Configurations that raise leave no file and do not stop
+    the row's fields and ``elapsed_s`` (``rows_only=True``: the row's fields alone). Configurations that raise leave no file and do not stop
     the others; at the end a ``GridError`` names them and carries the other results.
 
     Robustness: leftover temporary files of writers killed mid-write are removed from ``store``
@@ -262,7 +266,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
             records[key] = json.loads(text)
 
     done = [key for key in unique if key in records]
-    frame = _frame([unique[k] for k in done], [records[k] for k in done])
+    frame = _frame([unique[k] for k in done], [records[k] for k in done], rows_only)
     frame.attrs["grid"] = {"loaded": loaded, "computed": len(records) - loaded, "corrupt": corrupt,
                            "failed": len(failures)}
     if failures:

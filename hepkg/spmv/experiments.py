@@ -45,7 +45,7 @@ from hepkg.he.counting import KINDS
 from . import messages
 from .chunks import generate_chunks
 from .costs import predicted_ops as cssc_predicted_ops
-from .costs import table3_rows
+from .costs import table2_rows, table3_rows
 from .cssc import CSSC, as_csr
 from .diagonal import diagonal_block_size, diagonal_predicted_ops, run_diagonal
 from .encoding import FixedPoint, capacity
@@ -53,7 +53,7 @@ from .parties import ClientA, ClientB, Cloud, run_cssc
 from .rowwise import rowwise_predicted_ops, run_rowwise
 
 __all__ = ["METHODS", "run_config", "predict_ops", "make_operands", "default_params", "GRID_METHODS",
-           "hegmm_unavailable", "predict_all_ops", "cssc_noise_budget", "grid_row", "table3", "measure_configs",
+           "hegmm_unavailable", "predict_all_ops", "cssc_noise_budget", "grid_row", "table2", "table3", "measure_configs",
            "summarize", "loglog_fit"]
 
 METHODS = ("cssc", "diagonal", "rowwise")
@@ -331,6 +331,17 @@ def table3(config: dict) -> list[dict]:
     measured = {k[len("cloud_"):]: v for k, v in run.items() if k.startswith("cloud_")}
     return [dict(matrix=cfg["matrix"], nnz=csr.nnz, n_ct=plan.n_ct, c_max=plan.c_max, **r)
             for r in table3_rows(plan, measured, cfg["policy"])]
+
+
+def table2(config: dict) -> list[dict]:
+    """Table 2 (Algorithm 2's complexity) for one matrix (``config``: ``matrix``, optional ``params``):
+    hepkg's count of each step against the paper's bound, one row per step."""
+    from hepkg.datasets import load_matrix
+
+    cfg = dict(params=default_params()) | dict(config)
+    cssc = CSSC.from_sparse(as_csr(load_matrix(cfg["matrix"])))
+    plan = generate_chunks(cssc, he.get_params(cfg["params"]).n // 2)
+    return [dict(matrix=cfg["matrix"], nnz=cssc.nnz, n_ct=plan.n_ct, **r) for r in table2_rows(cssc, plan)]
 
 
 def measure_configs(estimates, names, methods, limit_s: float, base: dict, noise: bool = False) -> list[dict]:
