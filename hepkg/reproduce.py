@@ -69,12 +69,10 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
                 claims_not_measured=claims["not measured"], error=error)
 
 
-def computed_scale(section: str, artifact_root: pathlib.Path) -> str:
-    """The scale a section's committed raw tables were computed at."""
+def computed_scale(section: str, artifact_root: pathlib.Path) -> str | None:
+    """The scale a section's committed raw tables were computed at (None: it has none)."""
     path = artifact_root / section / "raw" / "provenance.json"
-    if not path.is_file():
-        raise SystemExit(f"{section}: no raw tables at {path.parent}; compute them first (make reproduce ONLY={section})")
-    return json.loads(path.read_text())["scale"]
+    return json.loads(path.read_text())["scale"] if path.is_file() else None
 
 
 def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dict]:
@@ -128,6 +126,13 @@ def main(argv=None) -> int:
     for i, nb in enumerate(selected, 1):
         if args.render_only:
             parameters["SCALE"] = computed_scale(section_of(nb), root)
+            if parameters["SCALE"] is None:  # not rendered, loudly; the others still are
+                rows.append(dict(notebook=nb.name, section=section_of(nb), status="failed", seconds=0.0,
+                                 claims_hold=0, claims_fail=0, claims_inconclusive=0, claims_not_measured=0,
+                                 error=f"no raw tables in {root / section_of(nb) / 'raw'}: compute them first "
+                                       f"(make reproduce ONLY={section_of(nb)})"))
+                print(f"[{i}/{len(selected)}] {nb.name}: {rows[-1]['error']}", flush=True)
+                continue
         what = "rendering" if args.render_only else "computing"
         print(f"[{i}/{len(selected)}] {nb.name} ({what}, scale {parameters['SCALE']}) ...", flush=True)
         row = run_notebook(nb, parameters, root, args.timeout)

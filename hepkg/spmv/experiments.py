@@ -15,9 +15,9 @@ configuration's ``mode`` is ``estimate`` (every party's counts from the pattern 
 baselines it knows ``hegmm`` (HEGMM from :mod:`hepkg.gemm`, blocked, the matrix taken as
 dense) and ``diagonal-dense``: the paper's diagonal method, every diagonal of every block
 encrypted (zero ones too), as the paper's Table 5 times imply its baseline did; it is
-measured, like the other methods, where its priced floor fits the time limit.
-:func:`measure_configs` picks what to measure from the priced estimates and
-:func:`summarize` merges everything into one row per (matrix, method).
+measured, like the other methods, where its priced floor fits the time limit. The timed
+runs themselves are interleaved repetitions (:mod:`hepkg.spmv.bench`); the tables are shaped
+by :mod:`hepkg.spmv.report`.
 
 Values. BFV is exact on integers: ``values="auto"`` keeps an integer matrix and replaces a
 real one by its pattern (all ones), since op counts and times do not depend on the values
@@ -53,8 +53,8 @@ from .parties import ClientA, ClientB, Cloud, run_cssc
 from .rowwise import rowwise_predicted_ops, run_rowwise
 
 __all__ = ["METHODS", "run_config", "predict_ops", "make_operands", "default_params", "GRID_METHODS",
-           "hegmm_unavailable", "predict_all_ops", "cssc_noise_budget", "grid_row", "table2", "table3", "measure_configs",
-           "summarize", "loglog_fit"]
+           "hegmm_unavailable", "predict_all_ops", "cssc_noise_budget", "grid_row", "table2", "table3",
+           "loglog_fit"]
 
 METHODS = ("cssc", "diagonal", "rowwise")
 _RUN = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise,
@@ -342,64 +342,6 @@ def table2(config: dict) -> list[dict]:
     cssc = CSSC.from_sparse(as_csr(load_matrix(cfg["matrix"])))
     plan = generate_chunks(cssc, he.get_params(cfg["params"]).n // 2)
     return [dict(matrix=cfg["matrix"], nnz=cssc.nnz, n_ct=plan.n_ct, **r) for r in table2_rows(cssc, plan)]
-
-
-def measure_configs(estimates, names, methods, limit_s: float, base: dict, noise: bool = False) -> list[dict]:
-    """The runs to measure: each (matrix in ``names``, method in ``methods``) whose priced estimate
-    (``floor_s`` of :func:`summarize`) is at most ``limit_s`` (CSSC always), once timed and once
-    sampling memory, plus a noise-budget run per CSSC matrix when ``noise``."""
-    out = []
-    for (name, method), floor in estimates["floor_s"].items():
-        if name in names and method in methods and (
-                method == "cssc" or floor <= limit_s):
-            modes = ("time", "memory", "noise") if noise and method == "cssc" else ("time", "memory")
-            out += [dict(base, matrix=name, method=method, mode=mode) for mode in modes]
-    return out
-
-
-def _price(rows, prefix: str, costs) -> list[float]:
-    from hepkg.bench import estimate
-
-    cols = [c for c in rows.columns if c.startswith(prefix) and c != prefix + "depth"]
-    return [estimate({c[len(prefix):]: v for c, v in r.items()}, costs) for r in rows[cols].to_dict("records")]
-
-
-def summarize(grid, costs, ciphertext_bytes: int):
-    """One row per (matrix, method) from :func:`grid_row` rows (index: matrix, method).
-
-    Columns: the pattern's facts and predicted counts; ``floor_s`` and ``cloud_floor_s`` (the
-    predicted counts priced by ``costs``, :func:`hepkg.bench.op_costs`); ``status``
-    'measured' (time, correctness and bytes from the run; ``measured_over_floor``;
-    ``counts_match``: the run's counts equal the prediction, for hepkg.spmv's methods) or
-    'estimated' (``time_s`` = ``floor_s``, a lower bound; bytes = ciphertexts uploaded x
-    ``ciphertext_bytes``); memory in MiB from the memory run (``rss_mib``: peak RSS above
-    the start, ``py_mib``: tracemalloc's peak) and the noise run's budget, where run.
-    """
-    import pandas as pd
-
-    grid = grid.loc[:, ~grid.columns.str.startswith("config_")]
-    by = {mode: rows.set_index(["matrix", "method"]) for mode, rows in grid.groupby("mode")}
-    est = by["estimate"]
-    out = est[["rows", "cols", "nnz", "n_ct", "uploads_a", "uploads_b", "results"]].copy()
-    out["floor_s"], out["cloud_floor_s"] = _price(est, "op_", costs), _price(est, "cloud_", costs)
-    out["status"], out["time_s"], out["time_cloud"] = "estimated", out["floor_s"], out["cloud_floor_s"]
-    out["bytes_a_to_cloud"] = out["uploads_a"] * ciphertext_bytes
-    out["bytes_b_to_cloud"] = out["uploads_b"] * ciphertext_bytes
-    timed = by.get("time", pd.DataFrame(columns=["time_s"], index=out.index[:0]))
-    keep = [c for c in ("time_s", "time_cloud", "time_keygen", "correct", "max_abs_err", "bytes_a_to_cloud",
-                        "bytes_b_to_cloud", "bytes_a_to_b") if c in timed]
-    out = timed[keep].combine_first(out)[list(dict.fromkeys([*out.columns, *keep]))]
-    out.loc[out.index.isin(timed.index), "status"] = "measured"
-    out["measured_over_floor"] = out["time_s"].where(out["status"] == "measured") / out["floor_s"]
-    ops = [c for c in est if c.startswith("op_") and c in timed]
-    own = timed.index[timed.index.get_level_values("method").isin(METHODS)]
-    out["counts_match"] = (timed.loc[own, ops] == est.loc[own, ops]).all(axis=1).reindex(out.index)
-    if "memory" in by:
-        out["rss_mib"] = by["memory"]["delta_rss"] / 2 ** 20
-        out["py_mib"] = by["memory"]["py_peak"] / 2 ** 20
-    if "noise" in by:
-        out = out.join(by["noise"][["fresh_bits", "result_bits_min", "result_bits_max", "depth"]])
-    return out
 
 
 def loglog_fit(x, y) -> tuple[float, float]:
