@@ -1,5 +1,6 @@
 """Compute, then render: ``--render-only`` rebuilds a section from its raw tables, identically."""
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -61,3 +62,23 @@ def test_a_compute_run_starts_from_an_empty_raw_folder(tmp_path):
     RawTables("demo", tmp_path).table("old", lambda: pd.DataFrame(dict(a=[1])))
     RawTables("demo", tmp_path)
     assert not (tmp_path / "demo" / "raw" / "old.csv").exists()
+
+
+def test_render_only_names_a_section_without_raw_tables(tmp_path, capsys):
+    assert reproduce.main(["--render-only", "--only", "quickstart", "--artifacts", str(tmp_path)]) == 1
+    assert "no raw tables" in capsys.readouterr().out
+
+
+def test_readme_claims_table_names_each_runs_revision_and_a_dirty_run():
+    """The README's results table says which revision computed each section, and 'dirty' loudly."""
+    from hepkg import paths
+
+    rows = [[c.strip() for c in line.split("|")] for line in (paths.ROOT / "README.md").read_text().splitlines()
+            if line.startswith("| ")]
+    rows = [cells for cells in rows if any(re.fullmatch(r"`artifacts/\w+/`", c) for c in cells)]
+    assert len(rows) >= 4
+    for cells in rows:
+        folder = next(c for c in cells if re.fullmatch(r"`artifacts/\w+/`", c)).strip("`")
+        git = json.loads((paths.ROOT / folder / "run.json").read_text())["system"]["git"]
+        computed = next(c for c in cells if git["revision"][:7] in c)
+        assert ("DIRTY" in computed) == bool(git["dirty"]), (folder, computed)
