@@ -99,6 +99,7 @@ BSGS_SPEEDUPS = {"HEGMM-En BSGS vs E2DM": ("hegmm-en-bsgs", "e2dm"), "HEGMM-En B
 CONFIG_KEYS = ("m", "l", "n", "method", "preprocess", "backend", "params", "policy", "blocking", "order", "seed",
                "max_abs", "insecure")
 _MATCH = ("m", "l", "n", "method", "preprocess", "params", "policy", "blocking")
+_INT_KEYS = ("m", "l", "n", "seed", "max_abs")
 _COUNTS = ("mul_ct", "mul_pt", "rotate", "add")
 
 
@@ -155,10 +156,20 @@ def priced(frame, costs: dict):
     return out
 
 
+def _config_value(key: str, value):
+    """A configuration field as :func:`run_config` was given it, from a row that may have been read
+    back from CSV (a raw table): NaN is None again, numpy scalars plain, integral fields ints."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    value = value.item() if hasattr(value, "item") else value
+    return int(value) if key in _INT_KEYS and isinstance(value, float) and value.is_integer() else value
+
+
 def affordable(priced_rows, limit_s: float, backend: str, **changes) -> list[dict]:
     """Configurations of the applicable rows whose floor is at most ``limit_s``, moved to ``backend``."""
     keep = priced_rows[(priced_rows["status"] == "ok") & (priced_rows["floor_s"] <= limit_s)]
-    return [{k: r[k] for k in CONFIG_KEYS} | dict(backend=backend, **changes) for _, r in keep.iterrows()]
+    return [{k: _config_value(k, r[k]) for k in CONFIG_KEYS} | dict(backend=backend, **changes)
+            for _, r in keep.iterrows()]
 
 
 def _keys(frame, cols) -> list[tuple]:
