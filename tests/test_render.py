@@ -53,7 +53,8 @@ def test_render_only_builds_no_context_and_names_missing_tables(tmp_path):
     with pytest.raises(RawMissing, match="compute them first"):
         RawTables("demo", tmp_path, render_only=True)
     raw = RawTables("demo", tmp_path, scale="quick")
-    frame = raw.table("numbers", lambda: pd.DataFrame(dict(a=[1, 2], b=[0.5, float("nan")])))
+    frame = raw.table("numbers", lambda: pd.DataFrame(dict(a=[1, 2], b=[0.5, float("nan")], status=["N/A", "NA"])))
+    assert frame.status.tolist() == ["N/A", "NA"] and frame.b.isna().tolist() == [False, True]
     assert raw.value("facts", lambda: dict(n=3)) == dict(n=3)
     again = RawTables("demo", tmp_path, render_only=True)
     try:

@@ -73,7 +73,7 @@ class RawTables:
         path = self._path(name, ".csv")
         if not self.render_only:
             atomic.write_text(path, _plain_frame(compute()).to_csv(index=False))
-        df = pd.read_csv(path, keep_default_na=True)
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""])  # only empty cells are missing: "N/A" is a value
         return df.set_index(index) if index is not None else df
 
     def value(self, name: str, compute):
