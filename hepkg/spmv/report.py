@@ -151,10 +151,10 @@ def table6(s):
     cols = ["matrix", "nnz", "method", "rss_mib", "rss_min_mib", "rss_max_mib", "rss_runs", "py_mib",
             "cloud_received_mb"]
     long = s.reset_index()
-    long["cloud_received_mb"] = sum(long.get(c, 0).fillna(0) for c in ("bytes_keys_to_cloud", "bytes_a_to_cloud",
-                                                                         "bytes_b_to_cloud")) / MB
-    long = long[long.get("rss_mib", pd.Series(dtype=float)).notna()] if "rss_mib" in long else long.iloc[:0]
+    received = long.reindex(columns=["bytes_keys_to_cloud", "bytes_a_to_cloud", "bytes_b_to_cloud"])
+    long["cloud_received_mb"] = received.fillna(0).sum(axis=1) / MB
     long = long.reindex(columns=cols)
+    long = long[long.rss_mib.notna()]
     paper = {(m, meth): row[PAPER_COL[meth]] for m, row in CSSC_TABLE6_MEMORY_MB.items()
              for meth in ("cssc", "diagonal", "diagonal-dense", "hegmm")}
     tab = paper_vs_ours(long, paper, on=["matrix", "method"], value="rss_mib")
