@@ -15,7 +15,8 @@ Methods (``METHODS``): 'hegmm-en', 'hegmm' (the paper's Algorithms 2 and 1), 'he
 ``layout``/``plan`` (slot layouts, linear maps, plan execution), ``hegmm``, ``e2dm``,
 ``huang``, ``blocking`` (Sec. 4.4, uSCORE), ``counts`` (Tables 2-4 vs. exact counts),
 ``protocol`` (client/cloud roles, :func:`matmul`), ``experiments`` (notebook helpers),
-``report`` (the notebook's claims, from its raw tables).
+``report`` (the notebook's claims, from its raw tables), ``bench`` (Table 7 side by side:
+interleaved repetitions, ``python -m hepkg.gemm.bench``).
 
 ``gemm_context`` defaults to ``backend="sim"``, which offers no privacy: its "ciphertexts"
 are cleartext slots, there for op counts and fast tests. Build the context on 'pyfhel' or
