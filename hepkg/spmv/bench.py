@@ -63,7 +63,8 @@ def measure(matrix, methods=("cssc",) + BASELINES, *, name: str = "matrix", back
                          n_ct=res.info.get("n_ct"), **{f"bytes_{k}": v for k, v in res.traffic.items()},
                          **{f"op_{k}": int(ops.get(k, 0)) for k in KINDS + ("depth",)},
                          **{f"sec_{k}": v for k, v in res.info["library_s"].items()}))
-    extra = pd.DataFrame(rows).fillna({c: 0 for c in pd.DataFrame(rows) if c.startswith(("sec_", "bytes_"))})
+    extra = pd.DataFrame(rows)
+    extra = extra.fillna({c: 0 for c in extra if c.startswith(("sec_", "bytes_"))})
     return pd.concat([runs.assign(matrix=name, backend=backend, params=str(params)), extra], axis=1)
 
 
@@ -73,6 +74,12 @@ def observed(runs) -> OpCounts:
     counts = OpCounts({c[3:]: int(runs[c].sum()) for c in runs if c.startswith("op_") and c != "op_depth"})
     counts.seconds.update({c[4:]: float(runs[c].sum()) for c in runs if c.startswith("sec_")})
     return counts
+
+
+def in_run_costs(runs, calibration: dict) -> dict:
+    """Seconds per op kind as ``runs`` observed them inside the library (:func:`observed`), over the
+    ``calibration`` (:func:`hepkg.bench.op_costs`) for kinds the runs did not exercise."""
+    return {**calibration, **observed_costs(observed(runs))}
 
 
 def floor_s(matrix, method: str, params, costs) -> float:
@@ -144,7 +151,7 @@ def compare_methods(name: str, methods=("cssc",) + BASELINES, *, limit_s: float 
     calibration = op_costs(backend, params, reps=reps, refresh=True)
     runs = pd.DataFrame(measure_matrix(dict(matrix=name, methods=methods, reps=reps, backend=backend, params=params,
                                             limit_s=limit_s)))
-    costs = {**calibration, **observed_costs(observed(runs))}
+    costs = in_run_costs(runs, calibration)
     return summarize_runs(runs, methods, {name: load_matrix(name, download=False)}, params, costs)
 
 

@@ -31,12 +31,6 @@ TABLE1_OPS = ["encrypt", "decrypt", "add", "mul_ct", "mul_pt", "rotate"]
 MB = 1e6
 
 
-def costs(runs, calibration: dict) -> dict:
-    """Seconds per op kind: observed in ``runs`` (time inside the library / count), the calibration
-    measured in the same notebook run for kinds the runs did not exercise."""
-    return {**calibration, **observed_costs(observed(runs))}
-
-
 def _price(rows, prefix: str, costs_: dict) -> list[float]:
     from hepkg.bench import estimate
 
