@@ -146,13 +146,14 @@ def _price(counts: dict, costs: dict) -> float:
     return sum(counts[k] * costs[k] for k in ("add", "mul_ct", "mul_pt", "rotate"))
 
 
-def uscore_block(m: int, l: int, n: int, period: int, preprocess: str = "cloud", costs: dict | None = None) -> int:
+def uscore_block(m: int, l: int, n: int, period: int, preprocess: str = "cloud", costs: dict | None = None,
+                 baseline: str = "hepkg") -> int:
     """uSCORE's square block size b (b^2 <= period) of least priced cost (see :func:`plan_blocking`)."""
     costs = dict(PAPER_COSTS_MS, **(costs or {}))
 
     def cost(b):
         qm, ql, qn = (math.ceil(x / b) for x in (m, l, n))
-        return (_price(expected_counts("uscore", m, l, n, preprocess, period, block=b), costs)
+        return (_price(expected_counts("uscore", m, l, n, preprocess, period, block=b, baseline=baseline), costs)
                 + (qm * ql + ql * qn) * costs["encrypt"] + qm * qn * costs["decrypt"])
 
     return min(range(1, min(math.isqrt(period), max(m, l, n)) + 1), key=lambda b: (cost(b), -b))
@@ -166,7 +167,7 @@ def candidate_splits(x: int, period: int) -> set[tuple[int, ...]]:
 
 
 def plan_blocking(method: str, m: int, l: int, n: int, period: int, preprocess: str = "cloud",
-                  costs: dict | None = None) -> Blocking:
+                  costs: dict | None = None, baseline: str = "hepkg") -> Blocking:
     """The blocking of least estimated cost whose every block product fits one ciphertext.
 
     Candidates: per dimension, blocks of ``ceil(x/q)`` (q <= 16), of powers of two and of
@@ -175,7 +176,7 @@ def plan_blocking(method: str, m: int, l: int, n: int, period: int, preprocess: 
     'decrypt'; the paper's Table 1 by default) plus encrypting its operands and decrypting
     its result; preprocessing shared between block products is counted each time (an upper
     bound). Thin inner blocks can win: they turn the product into rotation-free outer
-    products at the price of more ciphertexts.
+    products at the price of more ciphertexts. ``baseline``: whose evaluation is priced.
     """
     if method not in METHODS or method == "uscore":
         raise ValueError(f"plan_blocking takes one of {METHODS[:-1]}; uSCORE's block size is uscore_block()")
@@ -183,10 +184,10 @@ def plan_blocking(method: str, m: int, l: int, n: int, period: int, preprocess: 
 
     @lru_cache(maxsize=None)
     def block_cost(mi, lk, nj):
-        if not fits(method, mi, lk, nj, period):
+        if not fits(method, mi, lk, nj, period, baseline):
             return math.inf
         inputs = lk + 1 if method == "huang" else 2
-        return (_price(expected_counts(method, mi, lk, nj, preprocess, period), costs)
+        return (_price(expected_counts(method, mi, lk, nj, preprocess, period, baseline=baseline), costs)
                 + inputs * costs["encrypt"] + costs["decrypt"])
 
     best, best_cost = None, math.inf

@@ -25,6 +25,11 @@ Where they differ, and why:
 
 HE-Mult agrees everywhere the paper's shape assumptions hold (tests).
 
+``baseline='authors'``: closed forms of the methods as the authors' code evaluates them
+(:mod:`hepkg.gemm.authors` lists the rules): every transform one rotation and one mask per
+diagonal (a rotation by a multiple of the row length is none), no BSGS, tau(B) stored once,
+the row blocks of E2DM-R and HEGMM-En added one by one (two masked rotations each).
+
 Count keys: ``mul_ct`` (HE-Mult), ``mul_pt`` (HE-CMult), ``rotate`` (HE-Rot), ``add`` (HE-Add).
 Rotations are logical rotations (a pow2 key policy composes each from several key switches).
 """
@@ -38,10 +43,10 @@ import numpy as np
 
 from hepkg.linalg.diagonal import best_n1, bsgs_rotations
 
-from .e2dm import e2dm_r_shape
+from .e2dm import e2dm_r_shape, e2dm_r_shape_authors
 from .errors import NotApplicable
-from .hegmm import hegmm_en_copies, hegmm_en_orientation
-from .huang import huang_copies
+from .hegmm import hegmm_en_copies, hegmm_en_copies_authors, hegmm_en_orientation
+from .huang import huang_copies, huang_rows_authors
 
 METHODS = ("hegmm-en", "hegmm", "hegmm-ext", "hegmm-en-bsgs", "e2dm-s", "e2dm-r", "huang", "uscore")
 HEGMM_EN = ("hegmm-en", "hegmm-ext", "hegmm-en-bsgs")  #: the plans of hegmm_en_plan
@@ -115,6 +120,15 @@ def _transform(c: Counter, offsets, period: int, din: int, full: bool = True, n1
     rot = bsgs_rotations(offs, period, best_n1(offs, period)) if n1 else len({o % period for o in offs} - {0})
     c.update(mul_pt=len(offs), rotate=rot, add=len(offs) - 1)
     return "general"
+
+
+def _masked(c: Counter, offsets, period: int, din: int, full: bool = True) -> None:
+    """Add the cost of a map evaluated one masked rotation per diagonal (the authors' way);
+    ``full``: every output slot has a source (the zero offset alone is then the identity)."""
+    offs = {o % din for o in offsets} if din == period else set(offsets)
+    if offs == {0} and full:
+        return
+    c.update(mul_pt=len(offs), rotate=len({o % period for o in offs} - {0}), add=len(offs) - 1)
 
 
 def _sigma_offsets(mu: int, l: int, stride: int) -> list[int]:
@@ -210,6 +224,52 @@ def _e2dm_parts(r: int, d: int, period: int) -> dict[str, Counter]:
     return parts
 
 
+@lru_cache(maxsize=None)
+def _e2dm_authors_parts(r: int, d: int, period: int) -> dict[str, Counter]:
+    D = d * d
+    parts = {"prep_a": Counter(), "prep_b": Counter(), "loop": Counter(mul_ct=r, add=r - 1)}
+    _masked(parts["prep_a"], range(-(d - 1), d), period, D)
+    _masked(parts["prep_b"], [c * d for c in range(-(d - 1), d)], period, D)
+    loop = parts["loop"]
+    for k in range(1, r):
+        _masked(loop, [k, k - d], period, D)  # phi^k
+        _masked(loop, [k * d, k * d - D], period, D)  # psi^k
+    for j in range(1, d // r):
+        _masked(loop, [j * r * d, j * r * d - D], period, D)
+        loop["add"] += 1
+    return parts
+
+
+def _huang_authors_parts(m: int, l: int, n: int, period: int) -> dict[str, Counter]:
+    R, W = huang_rows_authors(m, l), max(l, n)
+    loop = Counter(mul_ct=l, add=l - 1 + l * rotsum_cost(W), rotate=l * rotsum_cost(W))
+    for k in range(1, l):
+        _masked(loop, [k, k - R], period, R * n)
+    return {"prep_a": Counter(), "prep_b": Counter(), "loop": loop}
+
+
+def _hegmm_en_authors_parts(m: int, l: int, n: int, period: int, duplicate: bool) -> dict[str, Counter]:
+    """As :func:`count_parts`, with ``masks``: the masks of redundant products (client preprocessing only)."""
+    transposed, t = hegmm_en_copies_authors(m, l, n, period, duplicate)
+    m, n = (n, m) if transposed else (m, n)
+    M, N, Lp = max(t * m, l), n, max(l, n)
+    K = m if t > 1 else l
+    parts = {"prep_a": Counter(), "prep_b": Counter(), "loop": Counter(mul_ct=K, add=K - 1)}
+    _masked(parts["prep_a"], _sigma_offsets(min(t * m, l), l, M), period, M * Lp, full=t * m == M)
+    _masked(parts["prep_b"], _sigma_offsets(min(N, l), l, 1), period, M * N)
+    loop = parts["loop"]
+    wrap = Lp if Lp % l == 0 else l
+    for k in range(1, K):
+        _masked(loop, [k * M] + ([(k - wrap) * M] if N - 1 + k >= Lp else []), period, M * Lp)
+        _masked(loop, [k, k - l], period, M * N)
+    parts["masks"] = Counter(mul_pt=K - l % m if t > 1 and l % m else 0)
+    if t > 1:
+        for j in range(1, t):
+            _masked(loop, [j * m, j * m - M], period, M * N)
+            loop["add"] += 1
+    return parts
+
+
 def _huang_parts(m: int, l: int, n: int, period: int) -> dict[str, Counter]:
     copies = huang_copies(m, l, n, period)
     rows = copies * l
@@ -223,9 +283,21 @@ def _huang_parts(m: int, l: int, n: int, period: int) -> dict[str, Counter]:
 
 @lru_cache(maxsize=65536)
 def count_parts(method: str, m: int, l: int, n: int, period: int = 4096, order: str = "F",
-                d: int | None = None) -> dict[str, Counter]:
+                d: int | None = None, baseline: str = "hepkg") -> dict[str, Counter]:
     """Expected counts split into ``prep_a``, ``prep_b`` (the cloud's sigma/tau, with E2DM's
     doubling of tau(B); Huang: B's row repetition) and ``loop`` (the rest)."""
+    if baseline == "authors":
+        if method in ("hegmm-en", "hegmm-ext"):
+            return _hegmm_en_authors_parts(m, l, n, period, method == "hegmm-en")
+        if method == "e2dm-s":
+            d = max(m, l, n) if d is None else d
+            return _e2dm_authors_parts(d, d, period)
+        if method == "e2dm-r":
+            _, r, d = e2dm_r_shape_authors(m, l, n)
+            return _e2dm_authors_parts(r, d, period)
+        if method == "huang":
+            return _huang_authors_parts(m, l, n, period)
+        raise ValueError(f"the authors' code has no {method!r}")
     if method == "hegmm":
         return _hegmm_parts(m, l, n, period) if order == "F" else _hegmm_parts(n, l, m, period)
     if method in HEGMM_EN:
@@ -242,32 +314,43 @@ def count_parts(method: str, m: int, l: int, n: int, period: int = 4096, order: 
 
 
 def expected_counts(method: str, m: int, l: int, n: int, preprocess: str = "cloud", period: int = 4096,
-                    order: str = "F", block: int | None = None) -> dict:
+                    order: str = "F", block: int | None = None, baseline: str = "hepkg") -> dict:
     """Exact op counts of hepkg's plan for an m x l x n product on the cloud (``KEYS``).
 
     ``block``: uSCORE's square block size (E2DM-S on every b x b block; required for uscore).
+    ``baseline``: 'hepkg' or 'authors' (the methods as the authors' code evaluates them).
     """
     if method == "uscore":
         if not block:
             raise ValueError("uscore counts need the block size `block`")
         qm, ql, qn = (math.ceil(x / block) for x in (m, l, n))
-        parts = count_parts("e2dm-s", block, block, block, period, d=block)
+        parts = count_parts("e2dm-s", block, block, block, period, d=block, baseline=baseline)
         total = Counter()
         for key, times in (("prep_a", qm * ql), ("prep_b", ql * qn), ("loop", qm * ql * qn)):
             if preprocess == "cloud" or key == "loop":
                 total.update({k: v * times for k, v in parts[key].items()})
         total["add"] += qm * qn * (ql - 1)
     else:
-        parts = count_parts(method, m, l, n, period, order)
+        parts = count_parts(method, m, l, n, period, order, baseline=baseline)
         total = Counter(parts["loop"])
+        if preprocess == "client":
+            total.update(parts.get("masks", {}))
         if preprocess == "cloud" or method == "huang":
             total.update(parts["prep_a"])
             total.update(parts["prep_b"])
     return {k: int(total.get(k, 0)) for k in KEYS}
 
 
-def fits(method: str, m: int, l: int, n: int, period: int) -> bool:
+def fits(method: str, m: int, l: int, n: int, period: int, baseline: str = "hepkg") -> bool:
     """Whether the method's layouts for this shape fit one ciphertext row (uSCORE always blocks)."""
+    if baseline == "authors" and method in ("hegmm-en", "hegmm-ext"):
+        transposed, t = hegmm_en_copies_authors(m, l, n, period, method == "hegmm-en")
+        mo = n if transposed else m
+        return max(t * mo, l) * max(l, n) <= period
+    if baseline == "authors" and method == "e2dm-r":
+        return m <= l and m * math.ceil(max(l, n) / m) <= min(64, math.isqrt(period))
+    if baseline == "authors" and method == "huang":
+        return huang_rows_authors(m, l) * max(l, n) <= period
     if method == "hegmm":
         return max(m * l, l * n, m * n) <= period
     if method in HEGMM_EN:

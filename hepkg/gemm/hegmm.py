@@ -41,10 +41,23 @@ Differences from the paper's accounting (Table 3), all measured by the tests:
   block occurs); a transform with d diagonals costs d - 1 additions, not d;
 * extracting the t partial products costs ``rotate_and_sum`` rotations, which Table 3
   leaves out.
+
+``authors=True`` evaluates HEGMM-En (and 'hegmm-ext') as the authors' code does: the copies
+are all ``ceil(l/p)`` or none (then l iterations, no transposition); epsilon^k reads A's
+extended columns cyclically modulo ``max(l, n)`` (modulo l when that is not a multiple of
+l, where theirs would read the wrong column), every rotated copy is masked, the redundant
+partial products are zeroed by a plaintext product on the unrelinearized product (by
+epsilon^k's masks when sigma/tau run on the cloud, which has no public code: the product
+mask would then exceed the parameter set's depth), the
+products are relinearized once, and the t row blocks are added one by one, two masked
+rotations each. The authors also mask both operands of iteration 0 (two plaintext
+products per matrix product); hepkg leaves them out.
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .layout import Layout, SlotMap, every, gather, wrap
 from .plan import Operand, Plan
@@ -83,8 +96,59 @@ def hegmm_en_copies(m: int, l: int, n: int, period: int, duplicate: bool = True)
     return next((c for c in range(t, 0, -1) if max(c * m, l) * max(l, n) <= period), 0)
 
 
+def hegmm_en_copies_authors(m: int, l: int, n: int, period: int, duplicate: bool = True) -> tuple[bool, int]:
+    """(transposed, copies) of the authors' HEGMM-En: A duplicated when m is the smallest dimension
+    (B, transposed, when n is) and ``max(m, l, n) p ceil(l/p)`` slots fit a row; else neither."""
+    p = min(m, l, n)
+    if duplicate and p in (m, n) and max(m, l, n) * p * math.ceil(l / p) <= period:
+        return p != m, math.ceil(l / p)
+    return False, 1
+
+
+def _hegmm_en_authors(m: int, l: int, n: int, period: int, preprocess: str, duplicate: bool) -> Plan:
+    transposed, t = hegmm_en_copies_authors(m, l, n, period, duplicate)
+    mo, lo, no = (n, l, m) if transposed else (m, l, n)
+    M, N, Lp = max(t * mo, lo), no, max(lo, no)
+    K = mo if t > 1 else lo
+    LA, LB = Layout(M, Lp, "F"), Layout(M, N, "F")
+    for lay, what in ((LA, "HEGMM-En's A (the authors' layout)"), (LB, "HEGMM-En's B (the authors' layout)")):
+        lay.check(period, what)
+    gA = gather(LA, (mo, lo), lambda i, c: (i % mo, c % lo, i < t * mo))
+    gB = gather(LB, (lo, no), lambda r, c: (r % lo, c, every(r)))
+    sig = SlotMap.between(LA, LA, lambda i, c: (i, wrap(c + i % lo, lo, Lp), i < t * mo), period)
+    tau = SlotMap.between(LB, LB, lambda r, c: (wrap(r + c % lo, lo, M), c, every(r)), period)
+    ops = [Operand("A", "A", LA, gA, sig), Operand("B", "B", LB, gB, tau)]
+    cyclic = Lp % lo == 0
+    acc = "S" if t > 1 else "C"
+    # block t-1 of iterations k >= l mod p carries the redundant product k + (t-1) p >= l: the
+    # authors zero it with a mask on the product; with sigma/tau on the cloud that would exceed
+    # depth 4, so epsilon^k's masks zero it instead (at no cost)
+    spare = np.where(np.arange(LB.size) % M < (t - 1) * mo, 1, 0)
+    in_eps = preprocess == "cloud"
+
+    def keep(i, k):
+        return (i < (t - 1) * mo) | (k < lo % mo) | (lo % mo == 0) if in_eps and t > 1 else every(i)
+
+    steps = []
+    for k in range(K):
+        eps = SlotMap.between(LB, LA, lambda i, c: (i, np.where(c + k < Lp, c + k, c + k - Lp) if cyclic
+                                                    else wrap(c + k, lo, Lp), keep(i, k)), period)
+        omg = SlotMap.between(LB, LB, lambda r, c: (wrap(r + k, lo, M), c, every(r)), period)
+        steps += [("map", "X", "A", eps), ("map", "Y", "B", omg), ("mul", "P", "X", "Y", LB.size)]
+        if t > 1 and lo % mo and k >= lo % mo and not in_eps:
+            steps.append(("mask", "P", "P", spare))
+        steps.append(("acc", acc, "P"))
+    if t > 1:
+        for j in range(1, t):  # S is relinearized by the first map, before it becomes C
+            shift = SlotMap.between(LB, LB, lambda r, c: ((r + j * mo) % M, c, every(r)), period)
+            steps += [("map", "T", "S", shift)] + [("acc", "C", "S")] * (j == 1) + [("acc", "C", "T")]
+    method = "hegmm-en" if duplicate else "hegmm-ext"
+    return Plan(method, (m, l, n), period, preprocess, ops, steps, LB, (mo, no), transposed,
+                info={"t": t, "M": M, "N": N, "order": "C" if transposed else "F"}, baseline="authors")
+
+
 def hegmm_en_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud", duplicate: bool = True,
-                  bsgs: bool = False) -> Plan:
+                  bsgs: bool = False, authors: bool = False) -> Plan:
     """Algorithm 2: min(m, l, n) iterations on duplicated operands (see the module docstring).
 
     Falls back to :func:`hegmm_plan` (as the paper suggests) when no layout with extended
@@ -92,6 +156,8 @@ def hegmm_en_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud"
     extended layouts without duplication, l iterations. ``bsgs``: sigma and tau evaluated
     baby-step giant-step ('hegmm-en-bsgs').
     """
+    if authors:
+        return _hegmm_en_authors(m, l, n, period, preprocess, duplicate)
     method = ("hegmm-en-bsgs" if bsgs else "hegmm-en") if duplicate else "hegmm-ext"
     transposed = hegmm_en_orientation(m, l, n)
     mo, lo, no = (n, l, m) if transposed else (m, l, n)

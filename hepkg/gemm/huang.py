@@ -15,6 +15,12 @@ Differences from Table 4 (measured by the tests): the column replication costs
 rotations and zero or two plaintext products rather than exactly one of each; sigma is the
 client's (each column of sigma(A) is what it encrypts), so both preprocessing settings
 coincide.
+
+``authors=True`` lays the product out as the authors' implementation (EchizenG/HEGMM) does:
+column-major ``R x max(l, n)`` with R = l when m < l, else the least multiple of l from m
+(B's rows repeated R/l times by the client); column k of sigma(A) is replicated over the
+``max(l, n)`` columns (the same logarithmic total sum), omega^k(B) is two masked rotations
+for k >= 1, and the products are relinearized once, at the end.
 """
 from __future__ import annotations
 
@@ -29,7 +35,30 @@ def huang_copies(m: int, l: int, n: int, period: int) -> int:
     return max(1, min(math.ceil(m / l), period // (l * n)))
 
 
-def huang_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud") -> Plan:
+def huang_rows_authors(m: int, l: int) -> int:
+    """R of the authors' layout: l when m < l, else the least multiple of l that is at least m."""
+    return l if m < l else l * math.ceil(m / l)
+
+
+def _huang_authors(m: int, l: int, n: int, period: int, preprocess: str) -> Plan:
+    R, W = huang_rows_authors(m, l), max(l, n)
+    LX, LB = Layout(R, W, "F"), Layout(R, n, "F")
+    LX.check(period, "Huang et al.'s replicated column (the authors' layout)")
+    ops = [Operand(f"A{k}", "A", LX, gather(LX, (m, l), lambda i, j: (i, (i + k) % l, (j == 0) & (i < m))))
+           for k in range(l)]
+    ops.append(Operand("B", "B", LB, gather(LB, (l, n), lambda i, j: (i % l, j, every(i)))))
+    steps = []
+    for k in range(l):
+        steps += [("rotsum", "X", f"A{k}", W, -R),
+                  ("map", "Y", "B", SlotMap.between(LB, LB, lambda i, j: ((i + k) % R, j, every(i)), period)),
+                  ("mul", "P", "X", "Y", LB.size), ("acc", "C", "P")]
+    return Plan("huang", (m, l, n), period, preprocess, ops, steps, LB, (m, n), info={"copies": R // l},
+                baseline="authors")
+
+
+def huang_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud", authors: bool = False) -> Plan:
+    if authors:
+        return _huang_authors(m, l, n, period, preprocess)
     LC, LB = Layout(m, n, "C"), Layout(l, n, "C")
     LC.check(period, "Huang et al.'s C")
     LB.check(period, "Huang et al.'s B")

@@ -9,10 +9,17 @@ of steps on ciphertexts (:meth:`Plan.run`), the client reads the result
 * ``("mul", dst, x, y, size)``: ciphertext product; if both factors may hold non-zero
   slots beyond ``size`` one is masked first (one plaintext product);
 * ``("acc", dst, src)``: ``dst += src`` (``dst = src`` the first time);
-* ``("rotsum", dst, src, count, stride)``: ``sum_{j<count} rotate(src, j * stride)``.
+* ``("rotsum", dst, src, count, stride)``: ``sum_{j<count} rotate(src, j * stride)``;
+* ``("mask", dst, src, keep)``: ``src`` times the 0/1 plaintext ``keep`` (one plaintext product).
 
 Before the steps, the cloud applies each operand's preprocessing (and, for E2DM's tau(B),
 adds a second copy of the vector with one rotation).
+
+``baseline='authors'`` plans (:mod:`hepkg.gemm.authors`) run as the authors' code does:
+every rotated copy is masked (a window map costs a rotation and a plaintext product),
+products are left unrelinearized and summed as size-3 ciphertexts, and one
+relinearization comes before the first rotation that follows them, or at the end (the
+cloud serializes its reply; the authors' in-process code decrypts the size-3 sum directly).
 
 The executor tracks, per register, how many leading slots may be non-zero, which is what
 lets identity and window maps skip their masks safely.
@@ -28,6 +35,9 @@ from hepkg.linalg import linear_transform, rotate_and_sum, rotation_steps_for_su
 from .layout import Layout, SlotMap
 
 PREPROCESS = ("cloud", "client")
+#: 'hepkg': hepkg's evaluation (BSGS where it pays, transposition, logarithmic sums, relinearize
+#: each product); 'authors': the baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
+BASELINES = ("hepkg", "authors")
 
 
 @dataclass
@@ -97,6 +107,7 @@ class Plan:
     region: tuple[int, int]
     transposed: bool = False
     info: dict = field(default_factory=dict)
+    baseline: str = "hepkg"
 
     # ---------------------------------------------------------------- client side
     def encode(self, A: np.ndarray, B: np.ndarray) -> dict[str, np.ndarray]:
@@ -117,7 +128,7 @@ class Plan:
         used = int(np.flatnonzero(g >= 0).max(initial=-1)) + 1
         reg = Reg(ct, used + op.layout.size * (copies - 1), copies > 1)
         if self.preprocess == "cloud" and op.prep is not None:
-            reg = apply_map(ctx, reg, op.prep)
+            reg = apply_map(ctx, reg, op.prep, self.baseline == "authors")
             if op.copies > 1:
                 reg = replicate(ctx, reg, op.prep.dout)
         return reg
@@ -125,7 +136,7 @@ class Plan:
     def run(self, ctx, cts: dict) -> dict:
         """``{'C': ciphertext}`` from the operands' ciphertexts (by name)."""
         regs = {op.name: self.prepare(ctx, op, cts[op.name]) for op in self.operands}
-        return {"C": execute(ctx, self.steps, regs)["C"].ct}
+        return {"C": linear(ctx, execute(ctx, self.steps, regs, self.baseline == "authors")["C"]).ct}
 
     def rotation_steps(self) -> list[int]:
         """Every rotation step the cloud performs (for keys with policy 'exact' or 'pow2')."""
@@ -152,13 +163,21 @@ class Plan:
         return self.decode(vecs["C"])
 
 
-def apply_map(ctx, reg: Reg, smap: SlotMap) -> Reg:
-    """``U x`` for a register: nothing (identity), one rotation (window) or the diagonal method."""
+def linear(ctx, reg: Reg) -> Reg:
+    """The register relinearized if it holds an unrelinearized product (size 3)."""
+    return Reg(ctx.relinearize(reg.ct), reg.extent, reg.cyclic) if reg.ct.size > 2 else reg
+
+
+def apply_map(ctx, reg: Reg, smap: SlotMap, masked: bool = False) -> Reg:
+    """``U x`` for a register: nothing (identity), one rotation (window) or the diagonal method.
+
+    ``masked``: a window is also multiplied by its 0/1 mask (the authors' code masks every
+    rotated copy)."""
     if smap.cyclic and smap.din < ctx.period and not reg.cyclic:
         raise ValueError("a cyclic map needs its input stored twice")
     if smap.kind == "identity":
         return Reg(reg.ct, reg.extent, reg.cyclic and smap.dout == smap.din)
-    if smap.kind == "window":
+    if smap.kind == "window" and not masked:
         return Reg(ctx.rotate(reg.ct, smap.shift), _rot_extent(reg.extent, smap.shift, ctx.period))
     return Reg(linear_transform(ctx, reg.ct, smap.diagonals(ctx.period), n1=smap.n1), smap.dout)
 
@@ -168,18 +187,25 @@ def replicate(ctx, reg: Reg, size: int) -> Reg:
     return Reg(ctx.add(reg.ct, ctx.rotate(reg.ct, -size)), 2 * size, True)
 
 
-def execute(ctx, steps: list[tuple], regs: dict[str, Reg]) -> dict[str, Reg]:
-    """Run a program of steps on registers (modified in place and returned)."""
+def execute(ctx, steps: list[tuple], regs: dict[str, Reg], authors: bool = False) -> dict[str, Reg]:
+    """Run a program of steps on registers (modified in place and returned).
+
+    ``authors``: masked windows, products relinearized once, before their first rotation."""
     P = ctx.period
     for step in steps:
         op, dst = step[0], step[1]
+        if op in ("map", "rotsum"):
+            regs[step[2]] = linear(ctx, regs[step[2]])
         if op == "map":
-            regs[dst] = apply_map(ctx, regs[step[2]], step[3])
+            regs[dst] = apply_map(ctx, regs[step[2]], step[3], authors)
         elif op == "mul":
             x, y, size = regs[step[2]], regs[step[3]], step[4]
             if min(x.extent, y.extent) > size:
                 x = Reg(ctx.mul_plain(x.ct, np.ones(size, dtype=np.int64)), size)
-            regs[dst] = Reg(ctx.mul(x.ct, y.ct), min(x.extent, y.extent))
+            regs[dst] = Reg(ctx.mul(x.ct, y.ct, relin=not authors), min(x.extent, y.extent))
+        elif op == "mask":
+            keep = step[3]
+            regs[dst] = Reg(ctx.mul_plain(regs[step[2]].ct, keep), min(regs[step[2]].extent, keep.size))
         elif op == "acc":
             src = regs[step[2]]
             if dst in regs:

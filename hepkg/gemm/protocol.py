@@ -24,31 +24,47 @@ from .e2dm import e2dm_r_plan, e2dm_s_plan
 from .errors import PlaintextRangeError, ProductOverflow, ProductOverflowWarning, ShapeMismatch
 from .hegmm import hegmm_en_plan, hegmm_plan
 from .huang import huang_plan
-from .plan import PREPROCESS
+from .plan import BASELINES, PREPROCESS
 
 _BUILDERS = {"hegmm-en": hegmm_en_plan, "hegmm-ext": partial(hegmm_en_plan, duplicate=False),
              "hegmm-en-bsgs": partial(hegmm_en_plan, bsgs=True), "e2dm-s": e2dm_s_plan, "e2dm-r": e2dm_r_plan,
              "huang": huang_plan}
+#: The methods of the authors' code (EchizenG/HEGMM; uSCORE as their E2DM-S on square blocks).
+AUTHORS_METHODS = ("hegmm-en", "hegmm-ext", "e2dm-s", "e2dm-r", "huang", "uscore")
 
 
-def _single(method: str, m: int, l: int, n: int, period: int, preprocess: str, order: str):
+def check_baseline(method: str, baseline: str) -> None:
+    """Raise ValueError for an unknown baseline or a method the authors' code does not have."""
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    if baseline == "authors" and method not in AUTHORS_METHODS:
+        raise ValueError(f"the authors' code has no {method!r} (their HEGMM is 'hegmm-ext'; "
+                         f"'hegmm-en-bsgs' is hepkg's); baseline='authors' takes {AUTHORS_METHODS}")
+
+
+def _single(method: str, m: int, l: int, n: int, period: int, preprocess: str, order: str,
+            baseline: str = "hepkg"):
     if method == "hegmm":
         return hegmm_plan(m, l, n, period, preprocess, order)
+    if baseline == "authors":
+        return _BUILDERS[method](m, l, n, period, preprocess, authors=True)
     return _BUILDERS[method](m, l, n, period, preprocess)
 
 
 def make_plan(method: str, m: int, l: int, n: int, period: int, *, preprocess: str = "cloud", blocking=None,
-              order: str = "F", costs: dict | None = None):
+              order: str = "F", costs: dict | None = None, baseline: str = "hepkg"):
     """The public plan of an m x l times l x n product (a :class:`BlockedPlan` when blocked).
 
     ``blocking``: None (one ciphertext per operand, else :class:`ShapeTooLarge`), 'auto'
     (:func:`plan_blocking`), 'P1'/'P2', a :class:`Blocking` or a (rows, inner, cols) tuple of
     block sizes. For 'uscore' it is the square block size b, or None/'auto' for
     :func:`uscore_block`. ``order``: HEGMM's flattening ('F' column-major, 'C' row-major).
-    ``costs``: ms per op kind used by the planners.
+    ``costs``: ms per op kind used by the planners. ``baseline``: 'hepkg' (hepkg's evaluation) or
+    'authors' (the methods as the authors' code evaluates them, :data:`AUTHORS_METHODS`).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; one of {METHODS}")
+    check_baseline(method, baseline)
     if preprocess not in PREPROCESS:
         raise ValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
     if order not in ("F", "C"):
@@ -57,18 +73,19 @@ def make_plan(method: str, m: int, l: int, n: int, period: int, *, preprocess: s
         raise ShapeMismatch(f"matrix dimensions must be positive, got {m} x {l} times {l} x {n}")
     if method == "uscore":
         if blocking in (None, "auto"):
-            blocking = uscore_block(m, l, n, period, preprocess, costs)
+            blocking = uscore_block(m, l, n, period, preprocess, costs, baseline)
         if not isinstance(blocking, (int, np.integer)) or not 1 <= blocking * blocking <= period:
             raise ValueError(f"uscore takes a square block size b with b^2 <= {period} slots, got {blocking!r}")
         b = int(blocking)
         return blocked_plan("uscore", m, l, n, period, preprocess, Blocking.uniform(m, l, n, b),
-                            lambda mi, lk, nj: e2dm_s_plan(mi, lk, nj, period, preprocess, d=b))
+                            lambda mi, lk, nj: e2dm_s_plan(mi, lk, nj, period, preprocess, d=b,
+                                                           authors=baseline == "authors"))
     if blocking is None:
-        return _single(method, m, l, n, period, preprocess, order)
+        return _single(method, m, l, n, period, preprocess, order, baseline)
     if blocking == "auto":
-        blocking = plan_blocking(method, m, l, n, period, preprocess, costs)
+        blocking = plan_blocking(method, m, l, n, period, preprocess, costs, baseline)
         if len(blocking.rows) == len(blocking.inner) == len(blocking.cols) == 1:
-            return _single(method, m, l, n, period, preprocess, order)
+            return _single(method, m, l, n, period, preprocess, order, baseline)
     elif isinstance(blocking, str):
         if blocking not in PARTITIONS:
             raise ValueError(f"unknown blocking {blocking!r}; 'auto', {', '.join(PARTITIONS)}, or a Blocking")
@@ -76,24 +93,25 @@ def make_plan(method: str, m: int, l: int, n: int, period: int, *, preprocess: s
     elif not isinstance(blocking, Blocking):
         blocking = Blocking(*(tuple(int(x) for x in parts) for parts in blocking))
     return blocked_plan(method, m, l, n, period, preprocess, blocking,
-                        lambda mi, lk, nj: _single(method, mi, lk, nj, period, preprocess, order))
+                        lambda mi, lk, nj: _single(method, mi, lk, nj, period, preprocess, order, baseline))
 
 
 def rotation_steps(method: str, m: int, l: int, n: int, *, params="bfv-8192-default", preprocess: str = "cloud",
-                   blocking=None, order: str = "F") -> list[int]:
+                   blocking=None, order: str = "F", baseline: str = "hepkg") -> list[int]:
     """The rotation steps the cloud performs, to generate keys for (policy 'exact' or 'pow2')."""
     return make_plan(method, m, l, n, he.get_params(params).n // 2, preprocess=preprocess, blocking=blocking,
-                     order=order).rotation_steps()
+                     order=order, baseline=baseline).rotation_steps()
 
 
 def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "sim", params="bfv-8192-default",
                  policy: str = "exact", preprocess: str = "cloud", blocking=None, order: str = "F",
-                 insecure: bool = False):
+                 insecure: bool = False, baseline: str = "hepkg"):
     """A secret context holding exactly the rotation keys this product needs (or their pow2 parts).
 
     ``backend='sim'`` (the default) offers no privacy: use 'pyfhel' or 'openfhe' to encrypt.
     """
-    steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order)
+    steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order,
+                           baseline=baseline)
     return he.context(backend, params, rotations=steps, policy=policy, insecure=insecure)
 
 
@@ -216,6 +234,7 @@ class GemmResult:
     download_ciphertexts: int
     seconds: dict = field(default_factory=dict)
     plan: object = None
+    baseline: str = "hepkg"
     backend: str = field(kw_only=True)
     params: str = field(kw_only=True)
     insecure: bool = field(kw_only=True)
@@ -234,13 +253,15 @@ def parties(ctx_or_parties) -> tuple[Client, Cloud]:
 
 
 def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = "cloud", blocking=None,
-           order: str = "F", on_overflow: str = "raise", costs: dict | None = None) -> GemmResult:
+           order: str = "F", on_overflow: str = "raise", costs: dict | None = None,
+           baseline: str = "hepkg") -> GemmResult:
     """Encrypted ``A @ B``: the client encrypts, the cloud multiplies, the client decrypts.
 
     ``ctx_or_parties``: a secret BFV context (the cloud then gets ``ctx.public()``), a
     (secret, public) context pair, or a (:class:`Client`, :class:`Cloud`) pair. ``method``: one
     of ``METHODS``; ``preprocess``: sigma/tau by the 'cloud' on ciphertexts or by the 'client'
     in plaintext (Tables 5 and 6). See :func:`make_plan` for ``blocking``, ``order``, ``costs``.
+    ``baseline``: 'hepkg' or 'authors' (:func:`make_plan`).
     ``on_overflow``: 'raise', 'warn' or 'ignore' when the true product does not fit t (the
     result is then exact mod t). The cloud's op counts are ``result.ops``. A cloud context
     that can decrypt raises :class:`~hepkg.he.SecretContextRefused`. A ``sim`` context offers
@@ -252,7 +273,7 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     check_overflow(A, B, t, on_overflow)
     (m, l), n = A.shape, B.shape[1]
     plan = make_plan(method, m, l, n, client.ctx.period, preprocess=preprocess, blocking=blocking, order=order,
-                     costs=costs)
+                     costs=costs, baseline=baseline)
     t0 = time.perf_counter()
     message = client.encrypt(plan, A, B)
     t1 = time.perf_counter()
@@ -262,5 +283,5 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     t3 = time.perf_counter()
     return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
                       sum(map(len, reply.values())), len(message), len(reply),
-                      {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan,
+                      {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan, baseline,
                       backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure)

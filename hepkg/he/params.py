@@ -249,6 +249,13 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
     _set(name="bfv-32768-gemm", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[32768],
          depth=8, seal_default_modulus=True, tags=("gemm",),
          source="HEGMM paper Table 7: size-128 matrices with N=2^15 (16384 slots per row)"),
+    _set(name="bfv-8192-t20", scheme="bfv", n=8192, plain_modulus=1032193, qi_bits=SEAL_DEFAULT_QI[8192],
+         depth=4, seal_default_modulus=True, tags=("gemm",),
+         source="HEGMM authors' code (EchizenG/HEGMM): Pyfhel contextGen(scheme='bfv', n=8192, t=65537, "
+                "t_bits=20), which builds t = 1032193 (t_bits wins over t)"),
+    _set(name="bfv-32768-t20", scheme="bfv", n=32768, plain_modulus=786433, qi_bits=SEAL_DEFAULT_QI[32768],
+         depth=8, seal_default_modulus=True, tags=("gemm",),
+         source="as bfv-8192-t20 at N=2^15 (the authors' contextGen with n=32768 builds t = 786433)"),
     _set(name="bfv-4096-small", scheme="bfv", n=4096, plain_modulus=65537, qi_bits=SEAL_DEFAULT_QI[4096],
          depth=1, seal_default_modulus=True, tags=("gemm", "demo"),
          source="HEGMM paper Sec. 5: N=2^12 (SEAL default modulus, 109 bits)"),
