@@ -73,6 +73,8 @@ class RawTables:
         path = self._path(name, ".csv")
         if not self.render_only:
             atomic.write_text(path, _plain_frame(compute()).to_csv(index=False))
+        if not path.read_text().strip():  # a frame without columns (nothing was computed) writes nothing
+            return pd.DataFrame()
         df = pd.read_csv(path, keep_default_na=False, na_values=[""])  # only empty cells are missing: "N/A" is a value
         return df.set_index(index) if index is not None else df
 

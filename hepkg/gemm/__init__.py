@@ -15,8 +15,12 @@ Methods (``METHODS``): 'hegmm-en', 'hegmm' (the paper's Algorithms 2 and 1), 'he
 ``layout``/``plan`` (slot layouts, linear maps, plan execution), ``hegmm``, ``e2dm``,
 ``huang``, ``blocking`` (Sec. 4.4, uSCORE), ``counts`` (Tables 2-4 vs. exact counts),
 ``protocol`` (client/cloud roles, :func:`matmul`), ``experiments`` (notebook helpers),
-``report`` (the notebook's claims, from its raw tables), ``bench`` (Table 7 side by side:
-interleaved repetitions, ``python -m hepkg.gemm.bench``).
+``report`` (the notebook's tables and claims, from its raw tables), ``bench`` (products side by
+side: interleaved repetitions, ``python -m hepkg.gemm.bench``).
+
+``baseline='authors'`` (``BASELINES``) runs the methods of ``AUTHORS_METHODS`` as the authors'
+code (EchizenG/HEGMM) evaluates them (one masked rotation per diagonal, no BSGS, E2DM-R only where
+their script runs it, products relinearized once); 'hepkg' (the default) is hepkg's own evaluation.
 
 ``gemm_context`` defaults to ``backend="sim"``, which offers no privacy: its "ciphertexts"
 are cleartext slots, there for op counts and fast tests. Build the context on 'pyfhel' or
@@ -33,15 +37,16 @@ from .hegmm import hegmm_en_plan, hegmm_plan
 from .huang import huang_plan
 from .layout import Layout, SlotMap
 from .plan import Plan
-from .protocol import (Client, Cloud, GemmResult, centered, check_operands, check_overflow, gemm_context, make_plan,
-                       matmul, parties, rotation_steps)
+from .plan import BASELINES
+from .protocol import (AUTHORS_METHODS, Client, Cloud, GemmResult, centered, check_operands, check_overflow,
+                       gemm_context, make_plan, matmul, parties, rotation_steps)
 from .transforms import (diagonal_counts, elementwise_matmul, epsilon, exact_count, omega, sigma, tau,
                          theorem_count, transform_diagonals, transform_matrix)
 
 __all__ = [
     # entry points
     "matmul", "make_plan", "rotation_steps", "gemm_context", "parties", "Client", "Cloud", "GemmResult",
-    "METHODS", "check_operands", "check_overflow", "centered",
+    "METHODS", "BASELINES", "AUTHORS_METHODS", "check_operands", "check_overflow", "centered",
     # transforms and theorems
     "sigma", "tau", "epsilon", "omega", "elementwise_matmul", "transform_matrix", "transform_diagonals",
     "diagonal_counts", "theorem_count", "exact_count",

@@ -1,10 +1,12 @@
 """Experiment helpers for the gemm notebook: shapes, operands, and one configuration -> one row.
 
 :func:`run_config` is top-level and takes a plain dict, so ``hepkg.grid.run_grid`` can run
-it in worker processes. The table helpers below turn its rows into the paper's tables: price
-sim counts with measured per-op costs (:func:`priced`: the floor), pick what to measure
-(:func:`affordable`, :func:`measure_configs`), merge measured and estimated runs
-(:func:`combine`), and summarize speedups, memory and key policies.
+it in worker processes; on ``sim`` it gives each product's exact op counts. The table helpers
+below turn those rows into the paper's tables: price the counts with per-op costs measured on
+the machine (:func:`priced`: ``modelled_s``), pick what to measure side by side
+(:func:`to_measure`, :func:`pair_products`, run by :mod:`hepkg.gemm.bench`), put the measured
+medians beside the modelled times (:func:`with_measured`), and summarize speedups, memory and
+key policies, per baseline ('authors' or 'hepkg') and preprocessing.
 """
 from __future__ import annotations
 
@@ -49,16 +51,16 @@ def random_operands(m: int, l: int, n: int, t: int, seed: int = 0, max_abs: int 
 def run_config(config: dict) -> dict:
     """Run one configuration and return a result row.
 
-    Keys: m, l, n, method; optional preprocess ('cloud'), backend ('sim'), params
-    ('bfv-8192-default'), policy ('pow2'), blocking (None), order ('F'), seed (0),
-    max_abs (auto), insecure (False). The row repeats the configuration and adds ``status``
+    Keys: m, l, n, method; optional baseline ('hepkg', or 'authors': the methods as the authors'
+    code evaluates them), preprocess ('cloud'), backend ('sim'), params ('bfv-8192-default'),
+    policy ('pow2'), blocking (None), order ('F'), seed (0), max_abs (auto), insecure (False). The row repeats the configuration and adds ``status``
     ('ok', 'N/A' where the method does not apply, 'too large' where it does not fit),
     seconds (keygen, encrypt, cloud, decrypt), the cloud's op counts and depth, bytes
     uploaded/downloaded, key bytes (Galois + relinearization) and count, the distinct rotation
     steps (the keys the 'exact' policy needs), and ``correct`` (equal to numpy mod t).
     """
-    cfg = dict(preprocess="cloud", backend="sim", params="bfv-8192-default", policy="pow2", blocking=None,
-               order="F", seed=0, max_abs=None, insecure=False) | dict(config)
+    cfg = dict(baseline="hepkg", preprocess="cloud", backend="sim", params="bfv-8192-default", policy="pow2",
+               blocking=None, order="F", seed=0, max_abs=None, insecure=False) | dict(config)
     m, l, n, method = cfg["m"], cfg["l"], cfg["n"], cfg["method"]
     params = he.get_params(cfg["params"])
     row = dict(cfg, slots=params.n // 2, group=shape_group(m, l, n), status="ok", reason="")
@@ -66,13 +68,13 @@ def run_config(config: dict) -> dict:
     try:
         ctx = gemm_context(method, m, l, n, backend=cfg["backend"], params=params, policy=cfg["policy"],
                            preprocess=cfg["preprocess"], blocking=cfg["blocking"], order=cfg["order"],
-                           insecure=cfg["insecure"])
+                           insecure=cfg["insecure"], baseline=cfg["baseline"])
     except (NotApplicable, ShapeTooLarge) as exc:
         return row | dict(status="N/A" if isinstance(exc, NotApplicable) else "too large", reason=str(exc))
     keygen = time.perf_counter() - t0
     A, B = random_operands(m, l, n, params.plain_modulus, cfg["seed"], cfg["max_abs"])
     res = matmul((Client(ctx), Cloud(ctx.public())), A, B, method, preprocess=cfg["preprocess"],
-                 blocking=cfg["blocking"], order=cfg["order"], on_overflow="ignore")
+                 blocking=cfg["blocking"], order=cfg["order"], on_overflow="ignore", baseline=cfg["baseline"])
     keys = ctx.key_sizes()
     return row | dict(
         seconds_keygen=keygen, seconds_encrypt=res.seconds["encrypt"], seconds_cloud=res.seconds["cloud"],
@@ -87,7 +89,7 @@ def run_config(config: dict) -> dict:
 # ----------------------------------------------------------------------------- notebook tables
 #: The methods of the random study (Tables 5-6, Figs. 6-8); 'hegmm-ext' is the HEGMM the paper timed.
 PAIR_METHODS = ("hegmm-en", "hegmm-ext", "e2dm-s", "e2dm-r", "huang")
-BASELINES = ("e2dm-s", "e2dm-r", "huang")
+E2DM = ("e2dm-s", "e2dm-r")
 #: Speedup columns (Tables 5, 6, 10; Figs. 6-7): name -> (method, reference); 'e2dm' is the faster E2DM.
 SPEEDUPS = {"HEGMM vs E2DM": ("hegmm-ext", "e2dm"), "HEGMM vs Huang": ("hegmm-ext", "huang"),
             "HEGMM-En vs E2DM": ("hegmm-en", "e2dm"), "HEGMM-En vs Huang": ("hegmm-en", "huang"),
@@ -96,9 +98,10 @@ SPEEDUPS = {"HEGMM vs E2DM": ("hegmm-ext", "e2dm"), "HEGMM vs Huang": ("hegmm-ex
 BSGS_SPEEDUPS = {"HEGMM-En BSGS vs E2DM": ("hegmm-en-bsgs", "e2dm"), "HEGMM-En BSGS vs Huang": ("hegmm-en-bsgs", "huang"),
                  "HEGMM-En BSGS vs HEGMM-En": ("hegmm-en-bsgs", "hegmm-en")}
 #: Fields of a :func:`run_config` configuration (what identifies a run).
-CONFIG_KEYS = ("m", "l", "n", "method", "preprocess", "backend", "params", "policy", "blocking", "order", "seed",
-               "max_abs", "insecure")
-_MATCH = ("m", "l", "n", "method", "preprocess", "params", "policy", "blocking")
+CONFIG_KEYS = ("m", "l", "n", "method", "baseline", "preprocess", "backend", "params", "policy", "blocking", "order",
+               "seed", "max_abs", "insecure")
+_PAIR = ["m", "l", "n", "group", "baseline", "preprocess"]
+_PRODUCT = ["m", "l", "n", "method", "baseline", "preprocess", "params", "policy", "blocking"]
 _INT_KEYS = ("m", "l", "n", "seed", "max_abs")
 _COUNTS = ("mul_ct", "mul_pt", "rotate", "add")
 
@@ -106,7 +109,7 @@ _COUNTS = ("mul_ct", "mul_pt", "rotate", "add")
 def rows(frame):
     """A ``run_grid`` frame of :func:`run_config` rows without the duplicated ``config_`` columns."""
     out = frame.loc[:, ~frame.columns.str.startswith("config_")].copy()
-    out["blocking"] = out["blocking"].map(lambda b: None if b is None or b != b else b)
+    out["blocking"] = out["blocking"].map(lambda b: _config_value("blocking", b))
     return out
 
 
@@ -115,20 +118,21 @@ def expected(row) -> dict | None:
     from .blocking import uscore_block
     from .counts import expected_counts
 
-    m, l, n, method, pre, period = (row[k] for k in ("m", "l", "n", "method", "preprocess", "slots"))
+    m, l, n, method, pre, period, base = (row[k] for k in ("m", "l", "n", "method", "preprocess", "slots",
+                                                           "baseline"))
     if method == "uscore":
-        block = row["blocking"] or uscore_block(m, l, n, period, pre)
-        return expected_counts(method, m, l, n, pre, period, block=int(block))
+        block = row["blocking"] or uscore_block(m, l, n, period, pre, baseline=base)
+        return expected_counts(method, m, l, n, pre, period, block=int(block), baseline=base)
     if row["blocking"] is not None:
         return None
-    return expected_counts(method, m, l, n, pre, period, row["order"])
+    return expected_counts(method, m, l, n, pre, period, row["order"], baseline=base)
 
 
 def priced(frame, costs: dict):
-    """Rows with their op-count floor: ``floor_s`` (as run), ``floor_exact_s`` and ``keyswitch_exact``
-    (one key switch per rotation: the 'exact' key policy), ``key_bytes_exact`` (one key per
-    distinct step), ``counts_match`` (counts equal :func:`expected`; NaN where none is defined)
-    and ``measured_over_floor`` (cloud seconds / floor, for runs on a real backend).
+    """sim rows with their modelled time: ``modelled_s`` (the counts priced with ``costs``, key switches
+    as run), ``modelled_exact_s`` and ``keyswitch_exact`` (one key switch per rotation: the 'exact'
+    key policy), ``key_bytes_exact`` (one key per distinct step) and ``counts_match`` (counts equal
+    :func:`expected`; NA where none is defined).
 
     ``costs``: parameter-set name -> seconds per op kind (:func:`hepkg.bench.op_costs`).
     """
@@ -142,17 +146,16 @@ def priced(frame, costs: dict):
     ok = out["status"] == "ok"
     out["keyswitch_exact"] = (out["rotate"] + out["relinearize"]).where(ok)
 
-    def floor(r, ks):
+    def model(r, ks):
         c = {k: r[k] for k in ("mul_ct", "mul_pt", "add", "encode", "relinearize")} | dict(keyswitch=r[ks])
         return estimate(c, costs[r["params"]])
 
-    for col, ks in (("floor_s", "keyswitch"), ("floor_exact_s", "keyswitch_exact")):
-        out[col] = [floor(r, ks) if good else float("nan") for good, (_, r) in zip(ok, out.iterrows())]
+    for col, ks in (("modelled_s", "keyswitch"), ("modelled_exact_s", "keyswitch_exact")):
+        out[col] = [model(r, ks) if good else float("nan") for good, (_, r) in zip(ok, out.iterrows())]
     out["key_bytes_exact"] = out["key_bytes"] * (out["rotation_steps"] + 1) / (out["rotation_keys"] + 1)
     exp = [expected(r) if good else None for good, (_, r) in zip(ok, out.iterrows())]
     out["counts_match"] = pd.array([None if e is None else all(int(r[k]) == e[k] for k in _COUNTS)
                                     for e, (_, r) in zip(exp, out.iterrows())], dtype="boolean")
-    out["measured_over_floor"] = (out["seconds_cloud"] / out["floor_s"]).where(out["backend"] != "sim")
     return out
 
 
@@ -162,125 +165,163 @@ def _config_value(key: str, value):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     value = value.item() if hasattr(value, "item") else value
+    if key == "blocking" and isinstance(value, str) and value.isdigit():
+        return int(value)
     return int(value) if key in _INT_KEYS and isinstance(value, float) and value.is_integer() else value
 
 
-def affordable(priced_rows, limit_s: float, backend: str, **changes) -> list[dict]:
-    """Configurations of the applicable rows whose floor is at most ``limit_s``, moved to ``backend``."""
-    keep = priced_rows[(priced_rows["status"] == "ok") & (priced_rows["floor_s"] <= limit_s)]
-    return [{k: _config_value(k, r[k]) for k in CONFIG_KEYS} | dict(backend=backend, **changes)
-            for _, r in keep.iterrows()]
+def to_measure(priced_rows, limit_s: float, methods=None, baselines=None, preprocess=None) -> list[dict]:
+    """:func:`hepkg.gemm.bench.product` configurations of the applicable rows whose modelled time is at
+    most ``limit_s`` (restricted to these methods, baselines, preprocessings when given)."""
+    from .bench import product
+
+    keep = priced_rows[(priced_rows["status"] == "ok") & (priced_rows["modelled_s"] <= limit_s)]
+    for col, allowed in (("method", methods), ("baseline", baselines), ("preprocess", preprocess)):
+        if allowed is not None:
+            keep = keep[keep[col].isin(allowed)]
+    return [product(**{k: _config_value(k, r[k]) for k in _PRODUCT}) for _, r in keep.iterrows()]
 
 
-def _keys(frame, cols) -> list[tuple]:
-    return [tuple(map(str, t)) for t in frame[list(cols)].itertuples(index=False)]
+def strongest(runs, methods=E2DM, value: str = "modelled_s"):
+    """Per pair, baseline and preprocessing, the row of ``methods`` with the lowest ``value``."""
+    ok = runs[(runs["status"].isin(("ok", "measured"))) & runs["method"].isin(methods)].dropna(subset=[value])
+    return ok.loc[ok.groupby(["m", "l", "n", "baseline", "preprocess"])[value].idxmin()]
 
 
-def measure_configs(priced_rows, shapes, backend: str, methods=None, exact=("cloud",)) -> list[dict]:
-    """What to measure on ``backend`` for these shapes: ``methods`` (None: HEGMM-En and the
-    :func:`strongest` baseline of each pair and preprocessing) with the rows' key policy, and the
-    same again with exact keys for the preprocessings in ``exact``."""
+def pair_products(priced_rows, shapes) -> list[dict]:
+    """The products measured on these random pairs: HEGMM-En and the faster E2DM (by the model) of each
+    pair, baseline and preprocessing."""
+    from .bench import product
+
     import pandas as pd
 
     wanted = {tuple(s) for s in shapes}
-    chosen = np.array([s in wanted for s in zip(priced_rows["m"], priced_rows["l"], priced_rows["n"])], dtype=bool)
-    sel = priced_rows[(priced_rows["status"] == "ok") & chosen]
-    sel = sel[sel["method"].isin(methods)] if methods else pd.concat([sel[sel["method"] == "hegmm-en"], strongest(sel)])
-    configs = affordable(sel, math.inf, backend)
-    return configs + [c | dict(policy="exact") for c in configs if c["preprocess"] in exact]
+    sel = priced_rows[[s in wanted for s in zip(priced_rows["m"], priced_rows["l"], priced_rows["n"])]]
+    sel = pd.concat([sel[(sel["method"] == "hegmm-en") & (sel["status"] == "ok")], strongest(sel)])
+    return [product(**{k: _config_value(k, r[k]) for k in _PRODUCT}) for _, r in sel.iterrows()]
 
 
-def combine(estimated, measured):
-    """One row per configuration: the measured run where there is one (``timing`` 'measured', with
-    ``counts_match`` also requiring the sim counts), else the priced sim run ('estimated', time = floor).
-    ``time_s`` is the cloud's time: measured seconds, or the floor."""
+def with_measured(modelled, measured):
+    """One row per product of the priced sim rows ``modelled``: ``time_s`` is the median measured wall
+    time where ``measured`` (:func:`hepkg.gemm.bench.stats`) has the product (``timing``
+    'measured', with quartiles ``q1_s``, ``q3_s``, CPU, cloud and library overhead), else the
+    modelled time (``timing`` 'modelled'); inapplicable products keep their status."""
     import pandas as pd
 
-    est = estimated.assign(timing="estimated", time_s=estimated["floor_s"])
+    out = modelled.copy()
+    out["timing"] = out["status"].where(out["status"] != "ok", "modelled")
+    out["time_s"] = out["modelled_s"]
     if measured is None or measured.empty:
-        return est
-    same = [k for k in _MATCH if k != "policy"]  # op counts do not depend on the key policy
-    sim = dict(zip(_keys(est, same), est[list(_COUNTS)].to_numpy().tolist()))
-    meas = measured.assign(timing="measured", time_s=measured["seconds_cloud"])
-    agree = [sim.get(k) in (None, c) for k, c in zip(_keys(meas, same), meas[list(_COUNTS)].to_numpy().tolist())]
-    meas["counts_match"] = meas["counts_match"].fillna(True) & pd.array(agree, dtype="boolean")
-    done = set(_keys(meas, _MATCH))
-    rest = est[[k not in done for k in _keys(est, _MATCH)]]
-    return pd.concat([rest, meas], ignore_index=True)
+        return out
+    meas = measured[measured["status"] == "measured"].copy()
+    meas["blocking"] = meas["blocking"].map(lambda b: _config_value("blocking", b))
+    cols = ["wall_s", "q1_s", "q3_s", "min_s", "max_s", "reps", "cpu_s", "cloud_s", "overhead", "verdict",
+            "trace_peak_bytes", "rss_peak_bytes", "cpu_traced_s"]
+    key = lambda f: [tuple(map(str, t)) for t in f[_PRODUCT].itertuples(index=False)]  # noqa: E731
+    found = dict(zip(key(meas), meas[[c for c in cols if c in meas]].to_dict("records")))
+    extra = pd.DataFrame([found.get(k, {}) for k in key(out)], index=out.index)
+    out = out.join(extra.drop(columns=[c for c in extra if c in out], errors="ignore"))
+    hit = out["wall_s"].notna() if "wall_s" in out else pd.Series(False, index=out.index)
+    out.loc[hit, "timing"] = "measured"
+    out.loc[hit, "time_s"] = out.loc[hit, "wall_s"]
+    return out
 
 
-def speedups(runs, value: str = "floor_s", names: dict = SPEEDUPS):
-    """Per pair (and preprocessing): the ``names`` ratios of ``value`` (reference / method)."""
+def speedups(runs, value: str = "modelled_s", names: dict = SPEEDUPS):
+    """Per pair, baseline and preprocessing: the ``names`` ratios of ``value`` (reference / method)."""
     import pandas as pd
 
     ok = runs[runs["status"] == "ok"]
-    wide = ok.pivot_table(index=["m", "l", "n", "group", "preprocess"], columns="method", values=value)
+    wide = ok.pivot_table(index=_PAIR, columns="method", values=value)
     wide = wide.reindex(columns=sorted(set(wide.columns) | set(PAIR_METHODS)))
-    wide["e2dm"] = wide[["e2dm-s", "e2dm-r"]].min(axis=1)
+    wide["e2dm"] = wide[list(E2DM)].min(axis=1)
     return pd.DataFrame({name: wide[ref] / wide[meth] for name, (meth, ref) in names.items()}).reset_index()
 
 
 def speedup_table(sp, paper: dict, preprocess: str, formula=None):
-    """Tables 5/6: average, median, max of each speedup per group and overall, beside the paper's;
-    ``formula``: the same speedups of :func:`formula_seconds` (the paper's model on our pairs)."""
+    """Tables 5/6 per baseline: average, median, max of each speedup per group and overall, beside the
+    paper's; ``formula``: the same speedups of :func:`formula_seconds` (the paper's model on our pairs)."""
     import pandas as pd
 
     def stats(frame):
         sub = frame[frame["preprocess"] == preprocess]
-        for group, part in [*sub.groupby("group"), ("overall", sub)]:
-            for name in [c for c in SPEEDUPS if c in paper.get(group, {})]:
-                x = part[name].dropna()
-                yield from ((group, name, stat, len(x), v) for stat, v in
-                            zip(("average", "median", "max"), (x.mean(), x.median(), x.max())))
+        for baseline, part_b in sub.groupby("baseline"):
+            for group, part in [*part_b.groupby("group"), ("overall", part_b)]:
+                for name in [c for c in SPEEDUPS if c in paper.get(group, {})]:
+                    x = part[name].dropna()
+                    yield from ((baseline, group, name, stat, len(x), v) for stat, v in
+                                zip(("average", "median", "max"), (x.mean(), x.median(), x.max())))
 
-    out = pd.DataFrame(stats(sp), columns=["group", "speedup", "stat", "pairs", "ours"])
+    cols = ["baseline", "group", "speedup", "stat", "pairs"]
+    out = pd.DataFrame(stats(sp), columns=cols + ["modelled"])
     if formula is not None:
-        model = pd.DataFrame(stats(formula), columns=["group", "speedup", "stat", "pairs", "formula"])
-        out = out.merge(model.drop(columns="pairs"), on=["group", "speedup", "stat"], how="left")
+        model = pd.DataFrame(stats(formula), columns=cols + ["paper_formula"])
+        out = out.merge(model.drop(columns=["pairs", "baseline"]).drop_duplicates(["group", "speedup", "stat"]),
+                        on=["group", "speedup", "stat"], how="left")
     stat_index = {"average": 0, "median": 1, "max": 2}
     out["paper"] = [paper[g][n][stat_index[st]] for g, n, st in zip(out["group"], out["speedup"], out["stat"])]
-    out["ratio"] = out["ours"] / out["paper"]
+    out["ratio"] = out["modelled"] / out["paper"]
     return out
 
 
 def speedup_bins(sp, bins=(0, 1, 2, float("inf"))):
-    """Figs. 6-7: pairs per speedup range (0, 1], (1, 2], (2, inf) over E2DM, by preprocessing."""
+    """Figs. 6-7: pairs per speedup range (0, 1], (1, 2], (2, inf) over E2DM, by baseline and preprocessing."""
     import pandas as pd
 
     names = [c for c in SPEEDUPS if c.endswith("vs E2DM")]
-    long = sp.melt(id_vars=["preprocess"], value_vars=names, var_name="speedup").dropna()
+    long = sp.melt(id_vars=["baseline", "preprocess"], value_vars=names, var_name="speedup").dropna()
     long["range"] = pd.cut(long["value"], bins=list(bins)).astype(str)
-    return long.groupby(["preprocess", "speedup", "range"]).size().rename("pairs").reset_index()
+    return long.groupby(["baseline", "preprocess", "speedup", "range"]).size().rename("pairs").reset_index()
 
 
-def strongest(runs, methods=BASELINES):
-    """Per pair and preprocessing, the method of ``methods`` with the lowest floor."""
-    ok = runs[(runs["status"] == "ok") & runs["method"].isin(methods)]
-    return ok.loc[ok.groupby(["m", "l", "n", "preprocess"])["floor_s"].idxmin()]
+def faster_shares(sp, paper_counts: dict, paper_pairs: int):
+    """Figs. 6-7's headline: the share of pairs faster than the better E2DM, per baseline, preprocessing
+    and method, beside the paper's (its counts over its ``paper_pairs``)."""
+    names = {"HEGMM vs E2DM": "HEGMM", "HEGMM-En vs E2DM": "HEGMM-En", "Huang vs E2DM": "Huang"}
+    out = (sp.melt(id_vars=["baseline", "preprocess"], value_vars=list(names), var_name="speedup").dropna()
+           .groupby(["baseline", "preprocess", "speedup"])["value"]
+           .agg(pairs="size", faster=lambda v: int((v > 1).sum()), median_speedup="median").reset_index())
+    out["modelled"] = out["faster"] / out["pairs"]
+    out["paper"] = [paper_counts[p][names[s]] / paper_pairs for p, s in zip(out["preprocess"], out["speedup"])]
+    out["ratio"] = out["modelled"] / out["paper"]
+    return out
 
 
 def footprint(runs, ct_bytes: int):
-    """Fig. 8's memory: bytes the cloud holds for a product: its evaluation keys (Galois and
+    """Fig. 8's model: bytes the cloud holds for a product: its evaluation keys (Galois and
     relinearization, per policy) and the ciphertexts it receives and returns (``ct_bytes`` each)."""
     cts = (runs["upload_ciphertexts"] + runs["download_ciphertexts"]) * ct_bytes
     return runs.assign(memory_pow2=runs["key_bytes"] + cts, memory_exact=runs["key_bytes_exact"] + cts)
 
 
 def memory_ratios(runs, ct_bytes: int):
-    """Per pair: each method's :func:`footprint` / that of the faster E2DM variant, per key policy."""
+    """Per pair and baseline: each method's :func:`footprint` / that of the faster E2DM variant, per key policy."""
     import pandas as pd
 
     mem = footprint(runs[runs["status"] == "ok"], ct_bytes)
+    fast = strongest(mem).set_index(["m", "l", "n", "baseline", "preprocess"])
     out = []
     for policy in ("pow2", "exact"):
-        wide = mem.pivot_table(index=["m", "l", "n", "group", "preprocess"], columns="method",
-                               values=f"memory_{policy}")
-        fast = mem.pivot_table(index=["m", "l", "n", "group", "preprocess"], columns="method", values="floor_s")
-        fast = fast.reindex(columns=["e2dm-s", "e2dm-r"])
-        e2dm = wide["e2dm-s"].where(fast["e2dm-r"].isna() | (fast["e2dm-s"] <= fast["e2dm-r"]), wide.get("e2dm-r"))
+        wide = mem.pivot_table(index=["m", "l", "n", "baseline", "preprocess", "group"], columns="method",
+                               values=f"memory_{policy}").reset_index("group")
+        e2dm = fast[f"memory_{policy}"].reindex(wide.index)
         for method in ("hegmm-ext", "hegmm-en", "huang"):
-            out.append(pd.DataFrame({"policy": policy, "method": method, "ratio": wide[method] / e2dm}).reset_index())
+            out.append(pd.DataFrame({"policy": policy, "method": method, "group": wide["group"],
+                                     "ratio": wide[method] / e2dm}).reset_index())
     return pd.concat(out, ignore_index=True)
+
+
+def measured_memory(measured):
+    """Fig. 8 on the measured pairs: per pair, baseline and preprocessing, HEGMM-En's tracemalloc peak
+    (the paper's quantity) and peak RSS over the faster E2DM's measured beside it."""
+    ok = measured[measured["status"] == "measured"]
+    en = ok[ok["method"] == "hegmm-en"].set_index(["m", "l", "n", "baseline", "preprocess"])
+    base = ok[ok["method"].isin(E2DM)].set_index(["m", "l", "n", "baseline", "preprocess"])
+    out = en[["trace_peak_bytes", "rss_peak_bytes"]].join(base[["method", "trace_peak_bytes", "rss_peak_bytes"]],
+                                                          rsuffix="_e2dm", how="inner")
+    out["trace_ratio"] = out["trace_peak_bytes"] / out["trace_peak_bytes_e2dm"]
+    out["rss_ratio"] = out["rss_peak_bytes"] / out["rss_peak_bytes_e2dm"]
+    return out.rename(columns={"method": "e2dm"}).reset_index()
 
 
 def _formula(row) -> dict:
@@ -306,9 +347,9 @@ def formula_seconds(runs, costs: dict):
 
 
 def table4(runs, formula_costs: dict):
-    """Table 4 long: per product and op kind, the count measured on the backend, hepkg's closed form
+    """Table 4 long: per product, baseline and op kind, the count on sim, hepkg's closed form
     (:func:`expected`) and the paper's expression (``formula_counts``; 'hegmm-ext' uses its HEGMM
-    row), with the floor of the measured counts and the paper's formula priced at ``formula_costs``."""
+    row), with the modelled time of the counts and the paper's formula priced at ``formula_costs``."""
     import pandas as pd
 
     ok = runs[runs["status"] == "ok"]
@@ -317,49 +358,46 @@ def table4(runs, formula_costs: dict):
     for i, r in ok.iterrows():
         exp, formula = expected(r) or {}, _formula(r)
         for k in _COUNTS + ("depth",):
-            out.append(dict(m=r["m"], l=r["l"], n=r["n"], method=r["method"], preprocess=r["preprocess"],
-                            params=r["params"], op=k, measured=r[k], expected=exp.get(k),
-                            paper_formula=formula.get(k), floor_s=r["floor_s"], paper_formula_s=paper_s[i]))
+            out.append(dict(m=r["m"], l=r["l"], n=r["n"], method=r["method"], baseline=r["baseline"],
+                            preprocess=r["preprocess"], params=r["params"], op=k, counted=r[k], expected=exp.get(k),
+                            paper_formula=formula.get(k), modelled_s=r["modelled_s"], paper_formula_s=paper_s[i]))
     return pd.DataFrame(out)
 
 
-_PAIR = ["m", "l", "n", "group", "preprocess"]
+def measured_speedups(measured, modelled):
+    """Per measured pair, baseline and preprocessing: HEGMM-En against the faster E2DM measured beside it,
+    the speedup measured (medians) and modelled, and the verdict (interquartile overlap: inconclusive)."""
+    import pandas as pd
 
-
-def measured_speedups(runs, method: str = "hegmm-en"):
-    """Per pair measured beside its strongest baseline (pow2 keys): the method's speedup, measured
-    (cloud seconds) and modelled (floors), and their ratio."""
-    meas = runs[(runs["timing"] == "measured") & (runs["policy"] == "pow2") & (runs["status"] == "ok")]
-    en = meas[meas["method"] == method].set_index(_PAIR)[["time_s", "floor_s"]]
-    base = strongest(meas).set_index(_PAIR)[["method", "time_s", "floor_s"]]
-    out = en.join(base, rsuffix="_baseline", how="inner").rename(columns={"method": "baseline"})
-    out["speedup_measured"] = out["time_s_baseline"] / out["time_s"]
-    out["speedup_model"] = out["floor_s_baseline"] / out["floor_s"]
-    out["measured_over_model"] = out["speedup_measured"] / out["speedup_model"]
-    return out.reset_index()
+    ok = measured[measured["status"] == "measured"]
+    rows = []
+    for key, g in ok.groupby(["m", "l", "n", "baseline", "preprocess"]):
+        en, base = g[g["method"] == "hegmm-en"], g[g["method"].isin(E2DM)]
+        if en.empty or base.empty:
+            continue
+        en, base = en.iloc[0], base.loc[base["wall_s"].idxmin()]
+        mod = modelled.set_index(_PRODUCT[:6])["modelled_s"]
+        m_en, m_b = (mod.get(key[:3] + (meth,) + key[3:]) for meth in ("hegmm-en", base["method"]))
+        verdict = {"faster than hegmm-en": "slower", "slower than hegmm-en": "faster"}.get(base["verdict"],
+                                                                                           "inconclusive")
+        rows.append(dict(zip(["m", "l", "n", "baseline", "preprocess"], key), e2dm=base["method"],
+                         hegmm_en_s=en["wall_s"], e2dm_s=base["wall_s"], speedup_measured=base["wall_s"] / en["wall_s"],
+                         speedup_modelled=m_b / m_en if m_en and m_b else float("nan"), hegmm_en_is=verdict))
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["measured_over_modelled"] = out["speedup_measured"] / out["speedup_modelled"]
+    return out
 
 
 def policy_table(runs):
-    """pow2 (the paper's) vs exact rotation keys, per method and preprocessing, means per product:
-    key switches, floor, keys held and their bytes from the pow2 runs (the exact values follow from
-    their counts), and, where the same product was measured under both policies, the measured
-    cloud and key-generation seconds and key bytes."""
-    import pandas as pd
-
-    ok = runs[runs["status"] == "ok"]
-    est = ok[ok["policy"] == "pow2"].groupby(["method", "preprocess"]).agg(
-        products=("floor_s", "size"), keyswitch_pow2=("keyswitch", "mean"),
-        keyswitch_exact=("keyswitch_exact", "mean"), floor_pow2_s=("floor_s", "mean"),
-        floor_exact_s=("floor_exact_s", "mean"), keys_pow2=("rotation_keys", "mean"),
+    """pow2 (the paper's) vs exact rotation keys, modelled per baseline, method and preprocessing (means per
+    product): key switches, modelled time, keys held by the cloud and their bytes."""
+    ok = runs[(runs["status"] == "ok") & (runs["policy"] == "pow2")]
+    est = ok.groupby(["baseline", "method", "preprocess"]).agg(
+        products=("modelled_s", "size"), keyswitch_pow2=("keyswitch", "mean"),
+        keyswitch_exact=("keyswitch_exact", "mean"), modelled_pow2_s=("modelled_s", "mean"),
+        modelled_exact_s=("modelled_exact_s", "mean"), keys_pow2=("rotation_keys", "mean"),
         keys_exact=("rotation_steps", "mean"), key_mb_pow2=("key_bytes", "mean"),
         key_mb_exact=("key_bytes_exact", "mean"))
     est[["key_mb_pow2", "key_mb_exact"]] /= 1e6
-    meas = ok[ok["timing"] == "measured"].pivot_table(
-        index=["m", "l", "n", "method", "preprocess"], columns="policy",
-        values=["seconds_cloud", "seconds_keygen", "key_bytes", "keyswitch"]).dropna()
-    if meas.empty:
-        return est.reset_index()
-    meas.columns = [f"measured_{v}_{p}" for v, p in meas.columns]
-    by = meas.groupby(["method", "preprocess"])
-    both = by.mean().assign(measured_products=by.size())
-    return pd.concat([est, both], axis=1).reset_index()
+    return est.reset_index()
