@@ -99,3 +99,12 @@ def test_authors_baseline_on_pyfhel():
     for method in ("hegmm-en", "e2dm-r", "huang"):
         res = check(method, 8, 16, 12, "client", params="bfv-8192-t20", backend="pyfhel", policy="pow2")
         assert res.backend == "pyfhel" and res.baseline == "authors"
+
+
+def test_rotation_counts_are_those_of_the_authors_code():
+    """Counted by instrumenting EchizenG/HEGMM; their Huang also rotates omega^0 (by 0 and by -R with a zero mask)."""
+    from hepkg.reference import HEGMM_AUTHORS_CODE_ROTATIONS
+
+    for (method, shape), rotations in HEGMM_AUTHORS_CODE_ROTATIONS.items():
+        ours = gm.expected_counts(method, *shape, "client", 4096, baseline="authors")["rotate"]
+        assert ours + (method == "huang") == rotations, (method, shape)

@@ -258,9 +258,8 @@ def _hegmm_en_authors_parts(m: int, l: int, n: int, period: int, duplicate: bool
     _masked(parts["prep_a"], _sigma_offsets(min(t * m, l), l, M), period, M * Lp, full=t * m == M)
     _masked(parts["prep_b"], _sigma_offsets(min(N, l), l, 1), period, M * N)
     loop = parts["loop"]
-    wrap = Lp if Lp % l == 0 else l
     for k in range(1, K):
-        _masked(loop, [k * M] + ([(k - wrap) * M] if N - 1 + k >= Lp else []), period, M * Lp)
+        _masked(loop, [k * M] + ([(k - l) * M] if N - 1 + k >= Lp else []), period, M * Lp)
         _masked(loop, [k, k - l], period, M * N)
     parts["masks"] = Counter(mul_pt=K - l % m if t > 1 and l % m else 0)
     if t > 1:

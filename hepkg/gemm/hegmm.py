@@ -43,9 +43,9 @@ Differences from the paper's accounting (Table 3), all measured by the tests:
   leaves out.
 
 ``authors=True`` evaluates HEGMM-En (and 'hegmm-ext') as the authors' code does: the copies
-are all ``ceil(l/p)`` or none (then l iterations, no transposition); epsilon^k reads A's
-extended columns cyclically modulo ``max(l, n)`` (modulo l when that is not a multiple of
-l, where theirs would read the wrong column), every rotated copy is masked, the redundant
+are all ``ceil(l/p)`` or none (then l iterations, no transposition); epsilon^k is the two
+masked rotations by k and k - l columns (one when no column wraps), every rotated copy is
+masked, the redundant
 partial products are zeroed by a plaintext product on the unrelinearized product (by
 epsilon^k's masks when sigma/tau run on the cloud, which has no public code: the product
 mask would then exceed the parameter set's depth), the
@@ -118,7 +118,6 @@ def _hegmm_en_authors(m: int, l: int, n: int, period: int, preprocess: str, dupl
     sig = SlotMap.between(LA, LA, lambda i, c: (i, wrap(c + i % lo, lo, Lp), i < t * mo), period)
     tau = SlotMap.between(LB, LB, lambda r, c: (wrap(r + c % lo, lo, M), c, every(r)), period)
     ops = [Operand("A", "A", LA, gA, sig), Operand("B", "B", LB, gB, tau)]
-    cyclic = Lp % lo == 0
     acc = "S" if t > 1 else "C"
     # block t-1 of iterations k >= l mod p carries the redundant product k + (t-1) p >= l: the
     # authors zero it with a mask on the product; with sigma/tau on the cloud that would exceed
@@ -131,8 +130,7 @@ def _hegmm_en_authors(m: int, l: int, n: int, period: int, preprocess: str, dupl
 
     steps = []
     for k in range(K):
-        eps = SlotMap.between(LB, LA, lambda i, c: (i, np.where(c + k < Lp, c + k, c + k - Lp) if cyclic
-                                                    else wrap(c + k, lo, Lp), keep(i, k)), period)
+        eps = SlotMap.between(LB, LA, lambda i, c: (i, wrap(c + k, lo, Lp), keep(i, k)), period)
         omg = SlotMap.between(LB, LB, lambda r, c: (wrap(r + k, lo, M), c, every(r)), period)
         steps += [("map", "X", "A", eps), ("map", "Y", "B", omg), ("mul", "P", "X", "Y", LB.size)]
         if t > 1 and lo % mo and k >= lo % mo and not in_eps:

@@ -139,3 +139,12 @@ TABLE10_MS = [
 #: Sec. 4.2's worked example: for A_50x30 B_30x10 "HEGMM-En only needs to perform 10 HE-Mult while
 #: it is 30 for E2DM and Huang et al."
 SEC42_EXAMPLE = dict(shape=(50, 30, 10), mul_ct={"hegmm-en": 10, "e2dm": 30, "huang": 30})
+
+#: Rotations (by a non-zero amount mod 4096) the authors' code performs, counted by wrapping the Pyfhel
+#: object of EchizenG/HEGMM's classes (algo2 = HEGMM-En, baselineap0 = E2DM-S, baselinelog = E2DM-R on
+#: the operands padded as their complex.py does, HuangMid = Huang et al.) at N = 8192, sigma/tau by the client.
+AUTHORS_CODE_ROTATIONS = {
+    ("hegmm-en", (64, 16, 64)): 60, ("hegmm-en", (16, 64, 64)): 51, ("hegmm-en", (30, 50, 20)): 61,
+    ("e2dm-s", (16, 64, 64)): 189, ("e2dm-r", (16, 64, 64)): 48, ("e2dm-r", (30, 50, 20)): 118,
+    ("huang", (16, 64, 64)): 511, ("huang", (64, 64, 16)): 511,
+}
