@@ -67,3 +67,19 @@ class PeakMemory:
         mib = 2 ** 20
         return (f"PeakMemory(peak_rss={self.peak_rss / mib:.1f} MiB, delta_rss={self.delta_rss / mib:.1f} MiB, "
                 f"py_peak={self.py_peak / mib:.1f} MiB)")
+
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS mark of this process (Linux); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss() -> int:
+    """The process's peak resident set size in bytes since start or the last :func:`reset_peak_rss` (Linux)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))

@@ -31,6 +31,7 @@ import numpy as np
 
 import hepkg.he as he
 from hepkg.bench import compare, timed
+from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from .errors import NotApplicable, ShapeTooLarge
 from .experiments import random_operands
@@ -49,24 +50,9 @@ def product(**config) -> dict:
     return _DEFAULTS | config
 
 
-def _peak_rss_reset() -> bool:
-    """Reset the kernel's peak-RSS mark of this process (Linux); False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_rss() -> int:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
-
-
 def traced(fn) -> tuple[dict, object]:
     """Run ``fn()`` with tracemalloc on: its Python-heap peak, peak RSS (NaN off Linux) and CPU time."""
-    rss = _peak_rss_reset()
+    rss = reset_peak_rss()
     tracemalloc.start()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
@@ -76,7 +62,7 @@ def traced(fn) -> tuple[dict, object]:
         tracemalloc.stop()
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return dict(trace_peak_bytes=peak, rss_peak_bytes=_peak_rss() if rss else float("nan"), cpu_traced_s=cpu), out
+    return dict(trace_peak_bytes=peak, rss_peak_bytes=peak_rss() if rss else float("nan"), cpu_traced_s=cpu), out
 
 
 def measure_group(config: dict) -> list[dict]:

@@ -290,6 +290,9 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
          tags=("test",), source="hepkg tests: tiny insecure BFV ring"),
     _set(name="toy-ckks-1024", scheme="ckks", n=1024, scale_bits=30, qi_bits=(40, 30, 40), depth=1,
          tags=("test",), source="hepkg tests: tiny insecure CKKS ring"),
+    _set(name="toy-ckks-4096-d11", scheme="ckks", n=4096, scale_bits=40, qi_bits=(50,) + (40,) * 11 + (50,),
+         depth=11, tags=("test",), source="hepkg tests and quick demos: the face-search depth (11) on a small insecure "
+                                          "ring (2048 slots)"),
 ]}
 
 

@@ -48,7 +48,7 @@ from ..envelope import frame, unframe
 from ..errors import ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
 
 _BIN = ofhe.BINARY
-_FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE)
+_FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADVANCEDSHE: EvalChebyshevFunction
 
 
 def _unframe(data: bytes, count: int, required: int) -> list[bytes]:

@@ -1,0 +1,23 @@
+"""hepkg.facesearch: encrypted 1:many face matching (CKKS), the face-search paper's CPU algorithms.
+
+HyDia's packing and protocol (:mod:`.packing`, :mod:`.protocol`), the similarity three ways
+(HyDia's diagonal method, BSGS-Diagonal, textbook BSGS: :mod:`.similarity`), the threshold
+comparison by Paterson-Stockmeyer Chebyshev series and f4 (:mod:`.chebyshev`), membership
+decisions that survive an empty match set (:mod:`.decision`), experiments and tables
+(:mod:`.experiments`, :mod:`.report`).
+
+>>> import numpy as np, hepkg as hk
+>>> from hepkg.facesearch import Client, Enroller, Server, key_steps
+>>> ctx = hk.context("sim", "toy-ckks-4096-d11", rotations=key_steps("bsgs-diagonal", 128, 2048),
+...                  policy="exact", insecure=True)
+"""
+from .chebyshev import DEGREE_FOR_KAPPA, DELTA, compare, compare_numpy, evaluate_chebyshev
+from .decision import MembershipRule, member_from_indicators, paper_member, smallest_sound_kappa
+from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query
+from .protocol import Client, EncryptedDatabase, Enroller, Server, key_steps
+from .similarity import METHODS, expected_counts, group_scores, query_table, rotation_steps
+
+__all__ = ["DEGREE_FOR_KAPPA", "DELTA", "compare", "compare_numpy", "evaluate_chebyshev", "MembershipRule",
+           "member_from_indicators", "paper_member", "smallest_sound_kappa", "Layout", "bsgs_shape",
+           "group_diagonals", "normalize", "replicate_query", "Client", "EncryptedDatabase", "Enroller", "Server",
+           "key_steps", "METHODS", "expected_counts", "group_scores", "query_table", "rotation_steps"]

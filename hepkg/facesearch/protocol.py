@@ -1,0 +1,192 @@
+"""The three parties of encrypted 1:many face search (HyDia's protocol, face-search paper Fig. 2).
+
+- :class:`Enroller` (public context): normalizes the database, packs it into diagonals and
+  writes one serialized ciphertext per diagonal per group to disk (Algorithm 5); the folder
+  appears complete or not at all.
+- :class:`Client` (secret context): encrypts the normalized, replicated query; decrypts the
+  membership count or the per-group match indicators.
+- :class:`Server` (evaluation keys only; refuses a context that can decrypt): loads the
+  diagonals group by group, computes the similarities, compares them with the threshold
+  and aggregates (Algorithm 7, membership) or not (Algorithm 8, identification).
+
+Messages between parties are bytes (serialized ciphertexts); the server records the time of
+each phase in :attr:`Server.timings`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import time
+from collections import Counter
+from contextlib import contextmanager
+
+import numpy as np
+
+from hepkg import atomic
+from hepkg.he import require_public
+from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
+
+from . import chebyshev, similarity
+from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query, scores_from_slots
+
+__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps"]
+
+_MANIFEST = "manifest.json"
+
+
+def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
+    """Rotation keys the client generates: the method's steps, plus the power-of-two steps of the
+    membership's sum over all slots (OpenFHE's EvalSum keys; HyDia: 511 + 5 at l = 512)."""
+    steps = set(similarity.rotation_steps(method, l, n1))
+    if membership:
+        steps |= set(rotation_steps_for_sum(slots))
+    return sorted(steps)
+
+
+class EncryptedDatabase:
+    """An enrolled database on disk: ``manifest.json`` and ``g<k>/d<i>.ct`` per group k, diagonal i."""
+
+    def __init__(self, folder):
+        self.folder = pathlib.Path(folder)
+        path = self.folder / _MANIFEST
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.folder}: no enrolled database here (no {_MANIFEST})")
+        meta = json.loads(path.read_text())
+        self.layout = Layout(meta["K"], meta["l"], meta["slots"])
+        self.prerotate_n1 = meta["prerotate_n1"]
+        self.key_id = meta["key_id"]
+
+    def path(self, group: int, diagonal: int) -> pathlib.Path:
+        return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
+
+    def group(self, ctx, k: int):
+        """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
+        for i in range(self.layout.l):
+            yield ctx.deserialize(self.path(k, i).read_bytes())
+
+    def disk_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.rglob("*.ct"))
+
+    def method_fits(self, method: str, n1: int | None) -> None:
+        """ValueError unless the stored diagonals suit ``method`` (textbook BSGS needs them pre-rotated by n1)."""
+        want = bsgs_shape(self.layout.l, n1)[0] if method == "bsgs-textbook" else None
+        if want != self.prerotate_n1:
+            raise ValueError(f"the database was enrolled {'pre-rotated by n1=' + str(self.prerotate_n1) if self.prerotate_n1 else 'without pre-rotation'}"
+                             f"; {method} with n1={n1} needs {'pre-rotation by n1=' + str(want) if want else 'plain diagonals'}")
+
+
+class Enroller:
+    """Encrypts a database under the client's public key (a public context suffices)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def enroll(self, db, folder, *, prerotate_n1: int | None = None, overwrite: bool = False,
+               progress: bool = False) -> EncryptedDatabase:
+        """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS."""
+        folder = pathlib.Path(folder)
+        if folder.exists() and not overwrite:
+            raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
+        db = normalize(db)
+        if db.ndim != 2:
+            raise ValueError(f"the database must be a K x l matrix, got shape {db.shape}")
+        layout = Layout(db.shape[0], db.shape[1], self.ctx.params.n // 2)
+        tmp = folder.with_name(f".{folder.name}.enrolling-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        from tqdm.auto import tqdm
+        try:
+            bar = tqdm(total=layout.groups * layout.l, desc="enroll", disable=not progress)
+            for k in range(layout.groups):
+                (tmp / f"g{k:05d}").mkdir(parents=True)
+                for i, row in enumerate(group_diagonals(db, layout, k, prerotate_n1=prerotate_n1)):
+                    (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(self.ctx.serialize(self.ctx.encrypt(row)))
+                    bar.update()
+            bar.close()
+            atomic.write_text(tmp / _MANIFEST, json.dumps(dict(K=layout.K, l=layout.l, slots=layout.slots,
+                                                              prerotate_n1=prerotate_n1, key_id=self.ctx.key_id)))
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return EncryptedDatabase(folder)
+
+
+class Client:
+    """Holds the secret key: encrypts queries, decrypts answers."""
+
+    def __init__(self, ctx):
+        if not ctx.has_secret:
+            raise ValueError("the client decrypts: it needs the secret context")
+        self.ctx = ctx
+
+    def query(self, q) -> bytes:
+        q = normalize(q)
+        if q.ndim != 1:
+            raise ValueError(f"a query is one vector, got shape {q.shape}")
+        return self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
+
+    def count(self, answer: bytes) -> float:
+        """The membership answer: slot 0 holds the sum of the comparison over every slot of every group."""
+        return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0])
+
+    def indicators(self, answers: list[bytes], layout: Layout) -> np.ndarray:
+        """The K comparison values (about 1 for a match, 0 otherwise) of an identification answer."""
+        return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a)).real for a in answers], layout)
+
+
+class Server:
+    """Evaluates queries against an enrolled database with evaluation keys only."""
+
+    def __init__(self, ctx, database: EncryptedDatabase):
+        self.ctx = require_public(ctx, "face-search server")
+        self.db = database
+        self.timings: Counter = Counter()
+
+    @contextmanager
+    def _phase(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] += time.perf_counter() - start
+
+    def compared(self, query: bytes, method: str, kappa: int | None, *, n1: int | None = None,
+                 delta: float = chebyshev.DELTA, path: str = "cpu"):
+        """Per group, the comparison ciphertext (the similarity itself if ``kappa`` is None)."""
+        self.db.method_fits(method, n1)
+        ctx, lay = self.ctx, self.db.layout
+        with self._phase("upload"):
+            q = ctx.deserialize(query)
+        with self._phase("rotations"):
+            table = similarity.query_table(ctx, q, method, lay.l, n1)
+        for k in range(lay.groups):
+            with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
+                scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1)
+            if kappa is None:
+                yield scores
+                continue
+            with self._phase("comparison"):
+                yield chebyshev.compare(ctx, scores, kappa, delta=delta, path=path)
+
+    def membership(self, query: bytes, method: str, kappa: int, **kw) -> bytes:
+        """Algorithm 7: the sum over groups and slots of the comparison, in every slot."""
+        total = None
+        for ct in self.compared(query, method, kappa, **kw):
+            with self._phase("aggregation"):
+                total = ct if total is None else self.ctx.add(total, ct)
+        with self._phase("aggregation"):
+            total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
+        with self._phase("download"):
+            return self.ctx.serialize(total)
+
+    def identify(self, query: bytes, method: str, kappa: int, **kw) -> list[bytes]:
+        """Algorithm 8: one comparison ciphertext per group."""
+        out = []
+        for ct in self.compared(query, method, kappa, **kw):
+            with self._phase("download"):
+                out.append(self.ctx.serialize(ct))
+        return out

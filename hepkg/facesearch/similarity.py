@@ -1,0 +1,128 @@
+"""Encrypted similarity of one query with every matrix group, three ways (face-search paper).
+
+- ``hydia``: HyDia's diagonal method (Algorithm 6): l - 1 hoisted rotations of the query,
+  keys for 1..l-1; the table of l rotated queries serves every group.
+- ``bsgs-diagonal``: BSGS-Diagonal (Algorithm 1): n1 - 1 hoisted baby steps, then each baby
+  step rotated by the giant steps it needs (double hoisting: one decomposition per baby
+  step), rotQ[j n1 + b] = Rot_{j n1}(rotQ[b]); same table, keys only for 1..n1-1 and
+  n1, 2 n1, ...
+- ``bsgs-textbook``: single-hoisted grouped BSGS (Eq. 3-4): the n1 baby steps only; per group
+  and giant step j, P_j = sum_b rotQ[b] * diag'_{j n1 + b} over diagonals pre-rotated by the
+  enroller (:func:`~hepkg.facesearch.packing.group_diagonals` with ``prerotate_n1``), then
+  relinearized and rotated by j n1: fewer stored rotated queries (n1), (n1 - 1) + G (n2 - 1)
+  rotations.
+
+Per group, products of ciphertexts are summed without relinearization (size-3 ciphertexts)
+into one running accumulator, so memory beyond the table stays O(1) ciphertexts; one
+relinearization and one rescale per group (per giant step for the textbook method).
+"""
+from __future__ import annotations
+
+from .packing import bsgs_shape
+
+__all__ = ["METHODS", "rotation_steps", "query_table", "group_scores", "expected_counts", "stored_queries"]
+
+METHODS = ("hydia", "bsgs-diagonal", "bsgs-textbook")
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown similarity method {method!r}; choose one of {METHODS}")
+
+
+def _giants(l: int, n1: int) -> list[int]:
+    return [j * n1 for j in range(1, bsgs_shape(l, n1)[1])]
+
+
+def rotation_steps(method: str, l: int, n1: int | None = None) -> list[int]:
+    """The left-rotation steps the method needs keys for (HyDia: 1..l-1; BSGS: baby and giant steps)."""
+    _check_method(method)
+    if method == "hydia":
+        return list(range(1, l))
+    n1, _ = bsgs_shape(l, n1)
+    return sorted(set(range(1, n1)) | set(_giants(l, n1)))
+
+
+def stored_queries(method: str, l: int, n1: int | None = None) -> int:
+    """Rotated query ciphertexts held at once (Table 5's memory column)."""
+    _check_method(method)
+    return bsgs_shape(l, n1)[0] if method == "bsgs-textbook" else l
+
+
+def query_table(ctx, q, method: str, l: int, n1: int | None = None) -> list:
+    """The rotated queries the method keeps for all groups: l of them (n1 for the textbook BSGS)."""
+    _check_method(method)
+    if method == "hydia":
+        rot = ctx.rotate_many(q, range(1, l))
+        return [q] + [rot[i] for i in range(1, l)]
+    n1, _ = bsgs_shape(l, n1)
+    baby = ctx.rotate_many(q, range(1, n1))
+    table = [q] + [baby[b] for b in range(1, n1)]
+    if method == "bsgs-textbook":
+        return table
+    table += [None] * (l - n1)
+    for b in range(n1):
+        steps = [g for g in _giants(l, n1) if g + b < l]
+        if steps:
+            for g, ct in ctx.rotate_many(table[b], steps).items():
+                table[g + b] = ct
+    return table
+
+
+def _accumulate(ctx, pairs):
+    """sum of a * b over the pairs, products left unrelinearized, one running accumulator."""
+    acc = None
+    for a, b in pairs:
+        prod = ctx.mul(a, b, relin=False)
+        acc = prod if acc is None else ctx.add(acc, prod)
+    return ctx.rescale(ctx.relinearize(acc))
+
+
+def _counted(diagonals, l: int):
+    """The diagonals, one at a time (read lazily from disk), checking there are exactly l."""
+    n = 0
+    for n, ct in enumerate(diagonals, 1):
+        if n > l:
+            break
+        yield ct
+    if n != l:
+        raise ValueError(f"a matrix group has l={l} diagonal ciphertexts, got {'more' if n > l else n}")
+
+
+def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | None = None):
+    """The similarity ciphertext of one matrix group from its l diagonal ciphertexts.
+
+    ``diagonals``: the group's diagonals in order (pre-rotated for ``bsgs-textbook``), any
+    iterable: consumed one at a time, so a group streamed from disk never sits in memory whole.
+    """
+    _check_method(method)
+    diagonals = _counted(diagonals, l)
+    if method != "bsgs-textbook":
+        if len(table) != l:
+            raise ValueError(f"{method} needs the table of l={l} rotated queries, got {len(table)}")
+        out = _accumulate(ctx, zip(table, diagonals))
+        next(diagonals, None)  # runs the count check
+        return out
+    n1, n2 = bsgs_shape(l, n1)
+    if len(table) != n1:
+        raise ValueError(f"bsgs-textbook needs the n1={n1} baby steps, got {len(table)}")
+    out = None
+    for j in range(n2):
+        part = _accumulate(ctx, zip(table[:min(n1, l - j * n1)], diagonals))
+        part = ctx.rotate(part, j * n1) if j else part
+        out = part if out is None else ctx.add(out, part)
+    next(diagonals, None)
+    return out
+
+
+def expected_counts(method: str, l: int, groups: int, n1: int | None = None) -> dict:
+    """Closed-form operation counts of the similarity over ``groups`` matrix groups (Table 4-5)."""
+    _check_method(method)
+    n1, n2 = bsgs_shape(l, n1)
+    if method == "bsgs-textbook":
+        return dict(rotate=(n1 - 1) + groups * (n2 - 1), mul_ct=groups * l, add=groups * (l - 1),
+                    relinearize=groups * n2, rescale=groups * n2, hoisted_precompute=1 if n1 > 1 else 0)
+    pre = 1 if method == "hydia" else (1 if n1 > 1 else 0) + sum(1 for b in range(n1) if any(
+        g + b < l for g in _giants(l, n1)))
+    return dict(rotate=l - 1, mul_ct=groups * l, add=groups * (l - 1), relinearize=groups, rescale=groups,
+                hoisted_precompute=pre)

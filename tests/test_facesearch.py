@@ -1,0 +1,187 @@
+"""Face search: data, packing, the three similarity methods, parties and their accounting."""
+import numpy as np
+import pytest
+
+from hepkg import he
+from hepkg.datasets.faces import DatasetError, load_embeddings, load_faces, synthetic_database
+from hepkg.facesearch import similarity as S
+from hepkg.facesearch.packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query, scores_from_slots
+from hepkg.facesearch.protocol import Client, Enroller, EncryptedDatabase, Server, key_steps
+
+TOY = "toy-ckks-1024"  # 512 slots, insecure: tests only
+BACKENDS = ["sim"] + (["openfhe"] if he.availability()["openfhe"] else [])
+
+
+def test_synthetic_generator_plants_matches():
+    inst = synthetic_database(300, 5, 32, seed=3)
+    assert inst.database.shape == (300, 32) and len(inst.matches) == 5
+    assert np.all(np.abs(inst.database[inst.matches] - inst.query) <= 2)
+    assert inst.query.min() >= -99 and inst.query.max() <= 99
+    cos = normalize(inst.database) @ normalize(inst.query)
+    assert set(np.argsort(cos)[-5:]) == set(inst.matches) and cos[inst.matches].min() > 0.99
+    assert np.array_equal(synthetic_database(300, 5, 32, seed=3).database, inst.database)
+    assert len(synthetic_database(10, 0, 4).matches) == 0
+    with pytest.raises(ValueError, match="Km"):
+        synthetic_database(10, 11, 4)
+
+
+def test_real_faces_load_and_user_files(tmp_path):
+    faces = load_faces(download_missing=False)
+    assert faces.train_x.shape == (93, 128) and faces.test_x.shape == (25, 128)
+    assert set(faces.train_y) == set(faces.test_y) and len(set(faces.train_y)) == 5
+    pred = faces.train_y[np.argmax(normalize(faces.test_x) @ normalize(faces.train_x).T, axis=1)]
+    assert (pred == faces.test_y).mean() == 1.0  # the README's sanity check
+    np.savez(tmp_path / "mine.npz", X=faces.train_x, y=faces.train_y)
+    mine = load_embeddings(tmp_path / "mine.npz", test_fraction=0.2)
+    assert len(mine.train_y) + len(mine.test_y) == 93 and set(mine.train_y) == set(faces.train_y)
+    np.save(tmp_path / "x.npy", faces.train_x)
+    with pytest.raises(DatasetError, match="labels"):
+        load_embeddings(tmp_path / "x.npy")
+    with pytest.raises(DatasetError, match="2 labels for 93"):
+        load_embeddings(tmp_path / "x.npy", labels=["a", "b"])
+    np.savez(tmp_path / "bad.npz", Z=np.zeros(3))
+    with pytest.raises(DatasetError, match="found"):
+        load_embeddings(tmp_path / "bad.npz")
+    x = faces.train_x.copy()
+    x[0, 0] = np.nan
+    np.save(tmp_path / "nan.npy", x)
+    with pytest.raises(DatasetError, match="finite"):
+        load_embeddings(tmp_path / "nan.npy", labels=faces.train_y)
+
+
+@pytest.mark.parametrize("prerotate", [None, 3])
+def test_packing_reproduces_inner_products_in_plaintext(prerotate):
+    rng = np.random.default_rng(0)
+    l, slots, K = 8, 64, 150
+    lay = Layout(K, l, slots)
+    db, q = normalize(rng.normal(size=(K, l))), normalize(rng.normal(size=l))
+    rep = replicate_query(q, slots)
+    out = []
+    for k in range(lay.groups):
+        d = group_diagonals(db, lay, k, prerotate_n1=prerotate)
+        if prerotate:  # textbook BSGS: sum_j Rot_{j n1}(sum_b Rot_b(q) * diag')
+            n1, n2 = bsgs_shape(l, prerotate)
+            acc = sum(np.roll(sum(np.roll(rep, -b) * d[j * n1 + b] for b in range(n1) if j * n1 + b < l), -j * n1)
+                      for j in range(n2))
+        else:
+            acc = sum(np.roll(rep, -i) * d[i] for i in range(l))
+        out.append(acc)
+    assert np.allclose(scores_from_slots(out, lay), db @ q)
+    assert lay.groups == 3
+
+
+def test_layout_and_shapes_refuse_bad_input():
+    with pytest.raises(ValueError, match="divide"):
+        Layout(10, 24, 512)
+    with pytest.raises(ValueError, match="n1"):
+        bsgs_shape(16, 0)
+    assert bsgs_shape(512) == (23, 23)
+    with pytest.raises(ValueError, match="zero vector"):
+        normalize(np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="unknown similarity method"):
+        S.rotation_steps("diagonal", 16)
+
+
+def test_paper_key_and_rotation_counts():
+    """Sec. 4.2.3 / 6.3: 511 HyDia keys vs 44 BSGS keys at l = 512; Table 5's rotations and table sizes."""
+    assert len(S.rotation_steps("hydia", 512)) == 511
+    assert len(S.rotation_steps("bsgs-diagonal", 512)) == 44
+    assert len(key_steps("hydia", 512, 2 ** 14)) == 516  # + 5 EvalSum keys (512 .. 8192)
+    assert len(key_steps("bsgs-diagonal", 512, 2 ** 14)) == 53
+    paper_table5 = {1: 44, 4: 110, 16: 374, 32: 726, 64: 1430}
+    for groups, rotations in paper_table5.items():
+        assert S.expected_counts("bsgs-textbook", 512, groups)["rotate"] == rotations
+        assert S.expected_counts("bsgs-diagonal", 512, groups)["rotate"] == 511
+    assert S.stored_queries("bsgs-textbook", 512) == 23 and S.stored_queries("bsgs-diagonal", 512) == 512
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", S.METHODS)
+def test_similarity_matches_numpy_and_counts(backend, method):
+    l, K, n1 = 16, 1100, 5
+    inst = synthetic_database(K, 2, l, seed=1)
+    db, q = normalize(inst.database), normalize(inst.query)
+    ctx = he.context(backend, TOY, rotations=S.rotation_steps(method, l, n1), policy="exact", insecure=True)
+    lay = Layout(K, l, ctx.params.n // 2)
+    qct = ctx.encrypt(replicate_query(q, lay.slots))
+    diags = [[ctx.encrypt(r) for r in group_diagonals(db, lay, k, prerotate_n1=n1 if method == "bsgs-textbook"
+                                                         else None)] for k in range(lay.groups)]
+    with ctx.counting() as c:
+        table = S.query_table(ctx, qct, method, l, n1)
+        out = [S.group_scores(ctx, table, d, method, l, n1) for d in diags]
+    got = scores_from_slots([ctx.decrypt(o).real for o in out], lay)
+    assert np.abs(got - db @ q).max() < (1e-12 if backend == "sim" else 1e-3)
+    assert len(table) == S.stored_queries(method, l, n1)
+    assert {k: c[k] for k in S.expected_counts(method, l, lay.groups, n1)} == S.expected_counts(
+        method, l, lay.groups, n1)
+
+
+def test_enrolled_database_is_atomic_and_server_is_public(tmp_path):
+    l, K = 8, 600
+    inst = synthetic_database(K, 3, l, seed=2)
+    ctx = he.context("sim", TOY, rotations=key_steps("hydia", l, 512), policy="exact", insecure=True)
+    with pytest.raises(ValueError, match="zero vector"):
+        Enroller(ctx.public()).enroll(np.zeros((4, l)), tmp_path / "bad")
+    assert not (tmp_path / "bad").exists() and not list(tmp_path.iterdir())  # nothing half-written
+    db = Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
+    assert db.layout.groups == 2 and db.disk_bytes() > 0
+    with pytest.raises(FileExistsError):
+        Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
+    with pytest.raises(FileNotFoundError, match="no enrolled database"):
+        EncryptedDatabase(tmp_path)
+    with pytest.raises(he.SecretContextRefused):
+        Server(ctx, db)
+    server, client = Server(ctx.public(), db), Client(ctx)
+    with pytest.raises(ValueError, match="pre-rotation"):
+        list(server.compared(client.query(inst.query), "bsgs-textbook", None))
+    scores = [ctx.decrypt(s).real for s in server.compared(client.query(inst.query), "hydia", None)]
+    want = normalize(inst.database) @ normalize(inst.query)
+    assert np.allclose(scores_from_slots(scores, db.layout), want)
+    assert server.timings["similarity"] > 0 and server.timings["rotations"] > 0
+
+
+@pytest.mark.parametrize("method", S.METHODS)
+def test_a_group_with_missing_or_extra_diagonals_is_refused(method):
+    l, n1 = 8, 3
+    ctx = he.context("sim", TOY, rotations=S.rotation_steps(method, l, n1), policy="exact", insecure=True)
+    q = ctx.encrypt(np.ones(512))
+    table = S.query_table(ctx, q, method, l, n1)
+    for n, word in ((l - 1, "got 7"), (l + 1, "got more")):
+        with pytest.raises(ValueError, match=word):
+            S.group_scores(ctx, table, (ctx.encrypt(np.ones(512)) for _ in range(n)), method, l, n1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["hydia", "bsgs-diagonal", "bsgs-textbook"])
+def test_membership_and_identification_end_to_end(tmp_path, backend, method):
+    from hepkg.facesearch.decision import member_from_indicators, paper_member
+
+    l, K, kappa, deep = 128, 3000, 8, "toy-ckks-4096-d11"  # l = 128: random vectors stay below delta
+    ctx = he.context(backend, deep, rotations=key_steps(method, l, 2048), policy="exact", insecure=True)
+    pre = bsgs_shape(l)[0] if method == "bsgs-textbook" else None
+    for Km in (0, 3):
+        inst = synthetic_database(K, Km, l, seed=Km)
+        db = Enroller(ctx.public()).enroll(inst.database, tmp_path / f"db{Km}", prerotate_n1=pre)
+        server, client = Server(ctx.public(), db), Client(ctx)
+        q = client.query(inst.query)
+        values = client.indicators(server.identify(q, method, kappa), db.layout)
+        assert np.array_equal(np.flatnonzero(values > 0.5), inst.matches)
+        assert member_from_indicators(values) == (Km > 0)
+        count = client.count(server.membership(q, method, kappa))
+        assert count == pytest.approx(values.sum() + (2 * 2048 - K) * float(
+            __import__("hepkg.facesearch.chebyshev", fromlist=["x"]).compare_numpy(np.zeros(1), kappa)[0]), abs=1e-2)
+        if Km:
+            assert paper_member(count)
+
+
+def test_paper_rule_false_positive_and_sound_rule():
+    from hepkg.facesearch.chebyshev import compare_numpy
+    from hepkg.facesearch.decision import MembershipRule, paper_member, smallest_sound_kappa
+
+    n = 2 ** 14
+    residual = n * float(compare_numpy(np.zeros(1), 8)[0])
+    assert paper_member(residual) == (residual >= 0.5)
+    rule = MembershipRule(10, 2 ** 10)
+    assert rule.sound and not rule.member(rule.threshold - 0.01) and rule.member(1.0)
+    k = smallest_sound_kappa(n)
+    assert k is None or MembershipRule(k, n).sound
