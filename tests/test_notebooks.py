@@ -109,7 +109,26 @@ def check_gemm(folder):
         assert (folder / name).exists(), name
 
 
-CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm}
+def check_facesearch(folder):
+    measured = pd.read_csv(folder / "tab6_measured.csv").query("status == 'measured'")
+    assert len(measured) and measured.correct.astype(bool).all() and (measured.membership_s > 0).all()
+    assert set(measured.method) == {"hydia", "bsgs-diagonal", "bsgs-textbook"}
+    t5 = pd.read_csv(folder / "tab5_rotations.csv")
+    assert (t5.rotations_textbook == t5.paper_rotations_textbook).all() and (t5.rotations_diagonal == 511).all()
+    cheb = pd.read_csv(folder / "chebyshev.csv")
+    assert (cheb.hepkg_depth == [3, 4, 5, 6]).all() and (cheb.cpu_path_depth == cheb.kappa).all()
+    acc = pd.read_csv(folder / "tab3_accuracy.csv")
+    assert (acc.comparisons == 25 * 93).all() and (acc.agree_with_plaintext > 0.95).all()
+    claims = claims_of(folder)
+    for key in ("facesearch.keys_91pct_fewer", "facesearch.table5_rotations", "facesearch.correct"):
+        assert claims[key]["status"] == "holds", claims[key]
+    assert claims["facesearch.km0_paper_rule"]["status"] == "fails"  # kappa = 8: an empty database is a 'member'
+    for name in ("run.json", "fig3_time_ram.png", "decision_km0.csv", "algorithm2.csv", "raw/trials.csv"):
+        assert (folder / name).exists(), name
+
+
+CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm,
+          "facesearch": check_facesearch}
 
 
 QUICK = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=None, EXECUTOR="inline", WORKERS=None, SCHEDULER=None)

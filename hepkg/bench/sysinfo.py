@@ -118,7 +118,7 @@ def git_state() -> dict:
     rev = _run("git", "rev-parse", "HEAD", cwd=ROOT)
     status = _run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)artifacts",
                   cwd=ROOT) if rev else None
-    changed = [line[3:] for line in status.splitlines()] if status else []
+    changed = [line.split(maxsplit=1)[-1] for line in status.splitlines()] if status else []  # "XY path" (stripped)
     return dict(revision=rev, dirty=None if status is None else bool(changed), changed=changed[:20])
 
 

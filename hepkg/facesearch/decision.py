@@ -23,7 +23,7 @@ import numpy as np
 
 from . import chebyshev
 
-__all__ = ["paper_member", "MembershipRule", "smallest_sound_kappa", "member_from_indicators"]
+__all__ = ["paper_member", "MembershipRule", "smallest_sound_kappa", "sound_margin", "member_from_indicators"]
 
 
 def paper_member(count: float) -> bool:
@@ -77,3 +77,8 @@ class MembershipRule:
 def smallest_sound_kappa(n: int, kappas=(7, 8, 9, 10), **kw) -> int | None:
     """The least comparison depth whose :class:`MembershipRule` is sound for ``n`` slots, or None."""
     return next((k for k in kappas if MembershipRule(k, n, **kw).sound), None)
+
+
+def sound_margin(kappa: int, n: int, margins=tuple(round(0.05 * i, 2) for i in range(1, 9)), **kw) -> float | None:
+    """The least margin (no score within it of delta) for which the rule is sound at ``n`` slots, or None."""
+    return next((m for m in margins if MembershipRule(kappa, n, margin=m, **kw).sound), None)
