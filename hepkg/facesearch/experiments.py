@@ -36,34 +36,42 @@ def _context(backend: str, params: str, method: str, l: int, n1, insecure: bool)
 
 
 def estimated_peak_bytes(config: dict) -> int:
-    """A method's peak memory, estimated from its key count and its rotated-query table (sizes read
-    from a one-key context): keys + 2 x (stored queries + 8) ciphertexts (products are size 3).
-    Calibrated on BSGS-Diagonal at l = 512 (7.8 GB estimated, 8.5 GB measured); HyDia at l = 512
-    (19.4 GB estimated) was killed by the kernel here at 22.5 GB RSS."""
+    """A method's peak memory, estimated from its keys and its rotated-query table (sizes read from a
+    one-key context): 3.6 x the serialized evaluation keys (the client's copy, and the transient
+    copies of serializing them for the server's public context) + 2 x (stored queries + 8)
+    ciphertexts + 1 GB. Calibrated on this machine at N = 2^15, depth 11: BSGS-Diagonal measured
+    4.7 GB (l = 256) and 8.5 GB (l = 512), estimated 7.6 and 11.4; HyDia was killed by the kernel
+    at 23.9 GB RSS (l = 256, estimated 28) and 22.5 GB (l = 512)."""
     method, l, n1 = config["method"], config["l"], config.get("n1")
     slots = he.get_params(config["params"]).n // 2
     with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
                     insecure=config.get("insecure", False)) as ctx:
-        per_key, ct = ctx.key_sizes()["galois_keys"], ctx.nbytes(ctx.encrypt([0.0]))
-        relin = ctx.key_sizes()["relin_key"]
-    keys = len(key_steps(method, l, slots, n1))
-    return int(keys * per_key + relin + 2 * (similarity.stored_queries(method, l, n1) + 8) * ct)
+        per_key, relin = ctx.key_sizes()["galois_keys"], ctx.key_sizes()["relin_key"]
+        ct = ctx.nbytes(ctx.encrypt([0.0]))
+    keys = len(key_steps(method, l, slots, n1)) * per_key + relin
+    return int(3.6 * keys + 2 * (similarity.stored_queries(method, l, n1) + 8) * ct + 1e9)
 
 
 def measure(config: dict) -> list[dict]:
     """:func:`measure_here` in a fresh child process, so that peak RSS is this method's alone (the
-    paper's harness runs each trial as a subprocess); one row with ``status`` 'exceeds memory'
-    instead when :func:`estimated_peak_bytes` is above 80% of the memory available now."""
+    paper's harness runs each trial as a subprocess). One row with ``status`` 'exceeds memory' when
+    :func:`estimated_peak_bytes` is above 80% of the memory available now, or 'killed' when the
+    child dies (the kernel's out-of-memory killer)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     import psutil
 
     need, avail = estimated_peak_bytes(config), psutil.virtual_memory().available
     if need > 0.8 * avail:
         return [dict(status="exceeds memory", estimated_peak_bytes=need, available_bytes=avail)]
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return [r | dict(status="measured", estimated_peak_bytes=need) for r in pool.submit(measure_here, config).result()]
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            rows = pool.submit(measure_here, config).result()
+    except BrokenProcessPool:
+        return [dict(status="killed", estimated_peak_bytes=need, available_bytes=avail)]
+    return [r | dict(status="measured", estimated_peak_bytes=need) for r in rows]
 
 
 def measure_here(config: dict) -> list[dict]:
