@@ -158,6 +158,27 @@ def test_public_context_in_a_fresh_process(tmp_path):
     np.testing.assert_array_equal(c.decrypt(out, 7), np.arange(1, 8) ** 2)
 
 
+def test_in_process_public_context_shares_keys_and_refuses_when_absent():
+    """public() refers to the keys in OpenFHE's process-wide maps; the same payload where those keys are
+    gone (another process, or every context of the tag closed) is refused by name."""
+    c = he.context("openfhe", INT["bgv"], rotations=EXACT, policy="exact", insecure=True)
+    pub = c.public()
+    c._in_process = True  # the payload public() builds
+    try:
+        shared = c.to_bytes()
+    finally:
+        c._in_process = False
+    assert len(shared) < len(c.to_bytes()) // 4  # no serialized keys in it
+    v = np.arange(1, 9)
+    np.testing.assert_array_equal(c.decrypt(pub.rotate(pub.mul(pub.encrypt(v), pub.encrypt(v)), 5), 3),
+                                  center(v[5:8] ** 2))
+    assert c.key_sizes()["galois_keys"] == len(ofhe.SerializeEvalAutomorphismKeyString(ofhe.BINARY, c._tag))
+    pub.close()
+    c.close()
+    with pytest.raises(he.CorruptedData, match="held in this process"):
+        he.load_context(shared, guard=False)
+
+
 # ---------------------------------------------------------------- CKKS
 def test_ckks_ops_match_numpy():
     c = ctx("openfhe", "ckks")

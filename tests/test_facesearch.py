@@ -131,6 +131,8 @@ def test_enrolled_database_is_atomic_and_server_is_public(tmp_path):
         EncryptedDatabase(tmp_path)
     with pytest.raises(he.SecretContextRefused):
         Server(ctx, db)
+    with pytest.raises(ValueError, match="workers"):
+        Server(ctx.public(), db, workers=0)
     server, client = Server(ctx.public(), db), Client(ctx)
     with pytest.raises(ValueError, match="pre-rotation"):
         list(server.compared(client.query(inst.query), "bsgs-textbook", None))
@@ -154,22 +156,23 @@ def test_a_group_with_missing_or_extra_diagonals_is_refused(method):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", ["hydia", "bsgs-diagonal", "bsgs-textbook"])
 def test_membership_and_identification_end_to_end(tmp_path, backend, method):
+    from hepkg.facesearch.chebyshev import compare_numpy
     from hepkg.facesearch.decision import member_from_indicators, paper_member
 
-    l, K, kappa, deep = 128, 3000, 8, "toy-ckks-4096-d11"  # l = 128: random vectors stay below delta
+    l, K, kappa, deep = 128, 3000, 8, "toy-ckks-4096-d11"  # l = 128: random vectors stay below delta; 2 groups
     ctx = he.context(backend, deep, rotations=key_steps(method, l, 2048), policy="exact", insecure=True)
     pre = bsgs_shape(l)[0] if method == "bsgs-textbook" else None
     for Km in (0, 3):
         inst = synthetic_database(K, Km, l, seed=Km)
         db = Enroller(ctx.public()).enroll(inst.database, tmp_path / f"db{Km}", prerotate_n1=pre)
-        server, client = Server(ctx.public(), db), Client(ctx)
+        server, client = Server(ctx.public(), db, workers=1 + (Km > 0)), Client(ctx)  # both group loops
         q = client.query(inst.query)
         values = client.indicators(server.identify(q, method, kappa), db.layout)
         assert np.array_equal(np.flatnonzero(values > 0.5), inst.matches)
         assert member_from_indicators(values) == (Km > 0)
         count = client.count(server.membership(q, method, kappa))
-        assert count == pytest.approx(values.sum() + (2 * 2048 - K) * float(
-            __import__("hepkg.facesearch.chebyshev", fromlist=["x"]).compare_numpy(np.zeros(1), kappa)[0]), abs=1e-2)
+        assert count == pytest.approx(values.sum() + (2 * 2048 - K) * float(compare_numpy(np.zeros(1), kappa)[0]),
+                                      abs=1e-2)
         if Km:
             assert paper_member(count)
 

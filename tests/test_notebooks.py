@@ -125,6 +125,12 @@ def check_facesearch(folder):
     assert claims["facesearch.km0_paper_rule"]["status"] == "fails"  # kappa = 8: an empty database is a 'member'
     for name in ("run.json", "fig3_time_ram.png", "decision_km0.csv", "algorithm2.csv", "raw/trials.csv"):
         assert (folder / name).exists(), name
+    threads = pd.read_csv(folder / "threads.csv")
+    assert len(threads) == 4 and threads.correct.astype(bool).all() and (threads.groups == 2).all()
+    fastest = threads.loc[threads.membership_s.idxmin()]
+    chosen = json.loads((folder / "run.json").read_text())["threads"]["chosen"]
+    assert chosen == dict(omp_threads=int(fastest.omp_threads), workers=int(fastest.workers))
+    assert (measured.workers == chosen["workers"]).all()
 
 
 CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm,

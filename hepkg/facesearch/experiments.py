@@ -9,9 +9,11 @@ numpy twin of the same polynomial on the plaintext scores.
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import tempfile
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -37,11 +39,10 @@ def _context(backend: str, params: str, method: str, l: int, n1, insecure: bool)
 
 def estimated_peak_bytes(config: dict) -> int:
     """A method's peak memory, estimated from its keys and its rotated-query table (sizes read from a
-    one-key context): 3.6 x the serialized evaluation keys (the client's copy, and the transient
-    copies of serializing them for the server's public context) + 2 x (stored queries + 8)
-    ciphertexts + 1 GB. Calibrated on this machine at N = 2^15, depth 11: BSGS-Diagonal measured
-    4.7 GB (l = 256) and 8.5 GB (l = 512), estimated 7.6 and 11.4; HyDia was killed by the kernel
-    at 23.9 GB RSS (l = 256, estimated 28) and 22.5 GB (l = 512)."""
+    one-key context): the evaluation keys once (the server's public context shares the client's, in
+    OpenFHE's process-wide maps) + (stored queries + 8 + 2 x workers) ciphertexts + 0.5 GB, times
+    1.05. Calibrated on this machine at N = 2^15, depth 11, l = 512: BSGS-Diagonal measured 4.8 GB
+    (estimated 5.4), HyDia 16.5 GB (estimated 17.7)."""
     method, l, n1 = config["method"], config["l"], config.get("n1")
     slots = he.get_params(config["params"]).n // 2
     with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
@@ -49,13 +50,30 @@ def estimated_peak_bytes(config: dict) -> int:
         per_key, relin = ctx.key_sizes()["galois_keys"], ctx.key_sizes()["relin_key"]
         ct = ctx.nbytes(ctx.encrypt([0.0]))
     keys = len(key_steps(method, l, slots, n1)) * per_key + relin
-    return int(3.6 * keys + 2 * (similarity.stored_queries(method, l, n1) + 8) * ct + 1e9)
+    held = similarity.stored_queries(method, l, n1) + 8 + 2 * config.get("workers", 1)
+    return int(1.05 * (keys + held * ct + 0.5e9))
+
+
+@contextmanager
+def _omp_threads(n: int | None):
+    """OMP_NUM_THREADS set to ``n`` while a child process starts (OpenMP reads it when OpenFHE loads)."""
+    old = os.environ.get("OMP_NUM_THREADS")
+    if n is not None:
+        os.environ["OMP_NUM_THREADS"] = str(n)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = old
 
 
 def measure(config: dict) -> list[dict]:
     """:func:`measure_here` in a fresh child process, so that peak RSS is this method's alone (the
-    paper's harness runs each trial as a subprocess). One row with ``status`` 'exceeds memory' when
-    :func:`estimated_peak_bytes` is above 80% of the memory available now, or 'killed' when the
+    paper's harness runs each trial as a subprocess), with ``omp_threads`` OpenMP threads when the
+    config names them (else this process's setting). One row with ``status`` 'exceeds memory' when
+    :func:`estimated_peak_bytes` is above 90% of the memory available now, or 'killed' when the
     child dies (the kernel's out-of-memory killer)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -64,10 +82,11 @@ def measure(config: dict) -> list[dict]:
     import psutil
 
     need, avail = estimated_peak_bytes(config), psutil.virtual_memory().available
-    if need > 0.8 * avail:
+    if need > 0.9 * avail:
         return [dict(status="exceeds memory", estimated_peak_bytes=need, available_bytes=avail)]
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with _omp_threads(config.get("omp_threads")), \
+                ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
             rows = pool.submit(measure_here, config).result()
     except BrokenProcessPool:
         return [dict(status="killed", estimated_peak_bytes=need, available_bytes=avail)]
@@ -80,10 +99,11 @@ def measure_here(config: dict) -> list[dict]:
 
     ``config``: ``backend, params, method, K, Km, l, kappa``; optional ``n1``, ``seed``, ``delta``,
     ``path`` ('cpu': Chebyshev + f4; 'gpu': Chebyshev alone), ``reps`` (3), ``warmup`` (1),
-    ``insecure``. Peak RSS covers the whole group (keys, enrollment, queries), as the paper's
+    ``workers`` (the server's Python threads across groups, 1), ``insecure``. Peak RSS covers the whole group (keys, enrollment, queries), as the paper's
     harness samples the process.
     """
-    cfg = dict(n1=None, seed=0, delta=chebyshev.DELTA, path="cpu", insecure=False, reps=3, warmup=1) | dict(config)
+    cfg = dict(n1=None, seed=0, delta=chebyshev.DELTA, path="cpu", insecure=False, reps=3, warmup=1,
+                workers=1) | dict(config)
     method, K, Km, l, kappa = (cfg[k] for k in ("method", "K", "Km", "l", "kappa"))
     inst = synthetic_database(K, Km, l, cfg["seed"])
     want = chebyshev.compare_numpy(normalize(inst.database) @ normalize(inst.query), kappa, delta=cfg["delta"],
@@ -91,7 +111,8 @@ def measure_here(config: dict) -> list[dict]:
     rss_ok = reset_peak_rss()
     ctx, keygen_s = _context(cfg["backend"], cfg["params"], method, l, cfg["n1"], cfg["insecure"])
     public = ctx.public()
-    setup = dict(keygen_s=keygen_s, rotation_keys=len(ctx.keys.steps), key_bytes=sum(ctx.key_sizes().values()))
+    setup = dict(keygen_s=keygen_s, omp_threads=os.environ.get("OMP_NUM_THREADS"), workers=cfg["workers"],
+                 rotation_keys=len(ctx.keys.steps), key_bytes=sum(ctx.key_sizes().values()))
     kw = dict(n1=cfg["n1"], delta=cfg["delta"], path=cfg["path"])
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-faces-") as tmp:
@@ -99,7 +120,7 @@ def measure_here(config: dict) -> list[dict]:
         db = Enroller(public).enroll(inst.database, pathlib.Path(tmp) / "db", prerotate_n1=(
             similarity.bsgs_shape(l, cfg["n1"])[0] if method == "bsgs-textbook" else None))
         setup |= dict(enroll_s=time.perf_counter() - t0, disk_bytes=db.disk_bytes(), groups=db.layout.groups)
-        client, server = Client(ctx), Server(public, db)
+        client, server = Client(ctx), Server(public, db, workers=cfg["workers"])
         rule = MembershipRule(kappa, db.layout.groups * db.layout.slots, delta=cfg["delta"], path=cfg["path"])
         for rep in range(cfg["warmup"] + cfg["reps"]):
             query = client.query(inst.query)

@@ -31,6 +31,7 @@ SETUP_HOOKS = ("keygen", "load_public", "public_payload", "key_sizes")
 
 _PROCESS = Counter()  # seconds per hook, every context of this process
 _INSIDE = threading.local()
+_LOCK = threading.Lock()  # counts and clocks are updated from several threads (OpenFHE releases the GIL)
 
 
 def library_seconds() -> Counter:
@@ -51,7 +52,8 @@ def timed_hook(name: str, fn):
         finally:
             elapsed = time.perf_counter() - start
             _INSIDE.active = False
-            _PROCESS[name] += elapsed
+            with _LOCK:
+                _PROCESS[name] += elapsed
             self.counter.add_time(name, elapsed)
     return hook
 
@@ -95,19 +97,23 @@ class OpCounter:
         self._open: list[OpCounts] = []
 
     def add(self, kind: str, n: int = 1) -> None:
-        self.total[kind] += n
-        for region in self._open:
-            region[kind] += n
+        with _LOCK:
+            self.total[kind] += n
+            for region in self._open:
+                region[kind] += n
 
     def add_time(self, hook: str, seconds: float) -> None:
-        self.total.seconds[hook] += seconds
-        for region in self._open:
-            region.seconds[hook] += seconds
+        """Seconds inside the library; with several threads they add up (thread-seconds, not wall)."""
+        with _LOCK:
+            self.total.seconds[hook] += seconds
+            for region in self._open:
+                region.seconds[hook] += seconds
 
     def reached_depth(self, depth: int) -> None:
-        self.total.depth = max(self.total.depth, depth)
-        for region in self._open:
-            region.depth = max(region.depth, depth)
+        with _LOCK:
+            self.total.depth = max(self.total.depth, depth)
+            for region in self._open:
+                region.depth = max(region.depth, depth)
 
     @contextmanager
     def region(self):

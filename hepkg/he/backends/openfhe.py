@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 import weakref
 from collections import Counter
 
@@ -48,6 +50,8 @@ from ..envelope import frame, unframe
 from ..errors import ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
 
 _BIN = ofhe.BINARY
+#: payload part standing for evaluation keys already in this process's OpenFHE key maps
+_IN_PROCESS = b"hepkg:openfhe:evaluation-keys-in-this-process"
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADVANCEDSHE: EvalChebyshevFunction
 
 
@@ -201,23 +205,64 @@ class OpenFHEContext(Context):
             return b""
         return ofhe.SerializeEvalAutomorphismKeyString(_BIN, self._tag)
 
+    def _galois_nbytes(self) -> int:
+        """Serialized size of the rotation keys, streamed to a scratch file (never whole in memory)."""
+        if not (self.keys.steps or self.swap_key):
+            return 0
+        with tempfile.TemporaryDirectory(prefix="hepkg-keys-") as tmp:
+            path = os.path.join(tmp, "galois.bin")
+            if not ofhe.CryptoContext.SerializeEvalAutomorphismKey(path, _BIN, self._tag):
+                raise ParameterError("OpenFHE could not serialize the rotation keys")
+            return os.path.getsize(path)
+
+    def public(self):
+        """The evaluation-only context, in this process. OpenFHE keeps evaluation keys in process-wide
+        maps per key tag, which every context of the tag uses: the public context refers to them
+        instead of carrying a serialized copy (HyDia's 516 rotation keys at N = 2^15 are 13 GB, and
+        the round trip held three copies at once). :meth:`to_bytes` carries them for other processes."""
+        self._in_process = True
+        try:
+            return super().public()
+        finally:
+            self._in_process = False
+
     def _public_payload(self, evaluation_keys: bool) -> bytes:
-        keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()] if evaluation_keys else [b"", b""]
+        if not evaluation_keys:
+            keys = [b"", b""]
+        elif getattr(self, "_in_process", False):
+            keys = [_IN_PROCESS, _IN_PROCESS]
+        else:
+            keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()]
         return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN), *keys])
+
+    def _check_in_process_keys(self) -> None:
+        """CorruptedData unless this process holds every evaluation key the context declares."""
+        held = set(self._cc.GetExistingEvalAutomorphismKeyIndices(self._tag)) if (
+            self._tag in ofhe.CryptoContext.GetAllEvalAutomorphismKeys()) else set()
+        need = set(self._cc.FindAutomorphismIndices(sorted(self.keys.steps))) if self.keys.steps else set()
+        need |= {self._swap_index} if self.swap_key else set()
+        if not need <= held:
+            raise CorruptedData(f"the OpenFHE public context refers to evaluation keys held in this process, "
+                                f"and {len(need - held)} of its {len(need)} rotation keys are not here")
 
     def _load_public(self, payload: bytes):
         cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4, 2 + self.relin_key)
         cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
         self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
         tag = self._pk.GetKeyTag()
+        in_process = _IN_PROCESS in (mult_b, galois_b)
+        if in_process and (mult_b, galois_b) != (_IN_PROCESS, _IN_PROCESS):
+            raise CorruptedData("OpenFHE public payload mixes serialized and in-process evaluation keys")
         # OpenFHE refuses to insert relinearization keys twice for one tag: in the
         # process holding the secret context they are there already (same keys).
-        if mult_b and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+        if mult_b and not in_process and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
             ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
-        if galois_b:
+        if galois_b and not in_process:
             ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
         self._hold(tag)
         self._bind(cc)
+        if in_process:
+            self._check_in_process_keys()
         if self.relin_key and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
             raise CorruptedData("the OpenFHE public context carries no relinearization key for its public key")
 
@@ -350,5 +395,5 @@ class OpenFHEContext(Context):
                                                    else np.int64), 0))
         return {"public_key": len(ofhe.Serialize(self._pk, _BIN)),
                 "relin_key": len(ofhe.SerializeEvalMultKeyString(_BIN, self._tag)) if self.relin_key else 0,
-                "galois_keys": len(self._galois_bytes()),
+                "galois_keys": self._galois_nbytes(),
                 "ciphertext": len(ofhe.Serialize(zero, _BIN))}
