@@ -1,7 +1,7 @@
 """hepkg: a reproducible artifact for four homomorphic-encryption papers.
 
 ``import hepkg as hk``: the HE layer is ``hk.he`` (backends, parameter sets, op counts);
-the sections ``hk.spmv``, ``hk.gemm``, ``hk.facesearch``, shared ``hk.linalg``, ``hk.datasets``, ``hk.bench``,
+the sections ``hk.spmv``, ``hk.gemm``, ``hk.facesearch``, ``hk.omr``, shared ``hk.linalg``, ``hk.datasets``, ``hk.bench``,
 ``hk.reference`` and ``hk.grid`` load on first use, so importing hepkg needs numpy alone.
 """
 import importlib
@@ -10,7 +10,7 @@ from . import he
 from .he import PARAMS, availability, context, get_params, load_context
 
 __version__ = "0.1.0"
-SUBMODULES = ("spmv", "gemm", "facesearch", "linalg", "datasets", "bench", "reference", "grid", "reproduce")
+SUBMODULES = ("spmv", "gemm", "facesearch", "omr", "linalg", "datasets", "bench", "reference", "grid", "reproduce")
 __all__ = ["he", "context", "load_context", "availability", "get_params", "PARAMS", "__version__", *SUBMODULES]
 
 
