@@ -87,6 +87,26 @@ def test_bfv_deferred_relinearization(bfv):
     np.testing.assert_array_equal(bfv.decrypt(out, 10), center(a * b + b * b))
 
 
+def test_dot_plain_sums_products_in_place_without_touching_inputs(bfv, ckks):
+    rng = np.random.default_rng(3)
+    for ctx, cast in ((bfv, lambda x: center(x)), (ckks, lambda x: x)):
+        vs = [rng.integers(-50, 50, 32) if ctx.is_integer else rng.uniform(-1, 1, 32) for _ in range(3)]
+        ps = [rng.integers(-9, 9, 32) if ctx.is_integer else rng.uniform(-1, 1, 32) for _ in range(3)]
+        cts = [ctx.encrypt(v) for v in vs]
+        with ctx.counting() as ops:
+            out = ctx.dot_plain(cts, ps)
+        assert (ops["mul_pt"], ops["add"]) == (3, 2) and out.level == cts[0].level + (not ctx.is_integer)
+        want = sum(v * p for v, p in zip(vs, ps))
+        got = ctx.decrypt(out, 32)
+        if ctx.is_integer:
+            np.testing.assert_array_equal(got, cast(want))
+            np.testing.assert_array_equal(ctx.decrypt(cts[0], 32), vs[0])      # the inputs are unchanged
+        else:
+            np.testing.assert_allclose(got, want, atol=3 * ckks_tol(CKKS))
+        with pytest.raises(ValueError, match="dot_plain"):
+            ctx.dot_plain(cts, ps[:2])
+
+
 # ---------------------------------------------------------------- CKKS: within tolerance
 @SETTINGS
 @given(a=reals, b=reals, k=st.integers(-CKKS.slots, CKKS.slots))

@@ -114,7 +114,7 @@ def op_costs(backend: str, params, reps: int = 20, refresh: bool = False, insecu
 OBSERVED_AS = {
     "encode": (("encode",), ("encode",)), "encrypt": (("encrypt",), ("encrypt",)),
     "decrypt": (("decrypt", "noise_budget"), ("decrypt",)),
-    "add": (("add", "sub", "negate", "add_plain", "sub_plain"), ("add", "sub", "negate", "add_pt")),
+    "add": (("add", "add_into", "sub", "negate", "add_plain", "sub_plain"), ("add", "sub", "negate", "add_pt")),
     "mul_ct": (("mul", "relin"), ("mul_ct",)), "mul_pt": (("mul_plain",), ("mul_pt",)),
     "keyswitch": (("rotate", "rotate_hoisted", "swap"), ("keyswitch",)), "mod_switch": (("mod_switch",), ("mod_switch",)),
 }
@@ -136,7 +136,8 @@ def observed_costs(ops) -> dict[str, float]:
     for kind, (hooks, kinds) in OBSERVED_AS.items():
         n = priced.get(kind, 0) if kind == "keyswitch" else sum(int(counts.get(k, 0)) for k in kinds)
         if n:
-            out[kind] = sum(seconds.get(h, 0.0) for h in hooks) / n + (rescale if kind in ("mul_ct", "mul_pt") else 0.0)
+            cost = sum(seconds.get(h, 0.0) for h in hooks) / n + (rescale if kind in ("mul_ct", "mul_pt") else 0.0)
+            out |= {k: cost for k in kinds if k in counts} | {kind: cost}   # sub, negate, add_pt: add's price
     return out
 
 

@@ -445,8 +445,14 @@ class Context(ABC):
         self.counter.add("negate")
         return self._derive(self._negate(a.raw), a, size=a.size, pending=a.pending)
 
-    def _next_depth(self, *cts: Ciphertext) -> tuple[int, int]:
-        """(depth, level) after one more multiplication, or DepthExhausted."""
+    def _next_depth(self, *cts: Ciphertext, plain: bool = False) -> tuple[int, int]:
+        """(depth, level) after one more multiplication, or DepthExhausted.
+
+        ``plain``: a ciphertext-plaintext product, which adds no BFV/BGV depth where the
+        parameter set counts ciphertext products only (``ParamSet.plain_depth``).
+        """
+        if plain and self.scheme != "ckks" and not self.params.plain_depth:
+            return max(c.depth for c in cts), max(c.level for c in cts)
         depth = max(c.depth for c in cts) + 1
         level = max(c.level for c in cts)
         if self.scheme == "ckks":
@@ -485,12 +491,36 @@ class Context(ABC):
         """a * p for a plaintext, vector or scalar p."""
         self._check(a)
         a = self._ready(a)
-        depth, level = self._next_depth(a)
+        depth, level = self._next_depth(a, plain=True)
         pt = self._plain_for(a, p)
         self.counter.add("mul_pt")
         out = self._derive(self._mul_plain(a.raw, pt.raw), a, depth=depth, level=level, size=a.size,
                            pending=self.scheme == "ckks")
         return self.rescale(out) if rescale and out.pending else out
+
+    def dot_plain(self, cts: list, plains: list) -> Ciphertext:
+        """sum_i cts[i] * plains[i] (plaintexts, vectors or scalars): the products accumulated in place
+        where the backend can (one ciphertext less allocated per term), CKKS rescaled once at the end.
+        Counted as the products and additions it is."""
+        if not isinstance(cts, (list, tuple)) or not isinstance(plains, (list, tuple)) or not cts \
+                or len(cts) != len(plains):
+            raise ValueError("dot_plain needs a non-empty list of ciphertexts and a list of as many plaintexts, got "
+                             f"{type(cts).__name__} and {type(plains).__name__}")
+        acc = None
+        for a, p in zip(cts, plains):
+            term = self.mul_plain(a, p, rescale=False)
+            if acc is None:
+                acc = term                                 # a fresh ciphertext of ours: safe to add into
+                continue
+            if (acc.level, acc.pending) != (term.level, term.pending):
+                raise ContextMismatch("dot_plain needs its ciphertexts at one level")
+            self.counter.add("add")
+            acc = self._derive(self._add_into(acc.raw, term.raw), acc, term, size=acc.size, pending=acc.pending)
+        return self.rescale(acc) if acc.pending else acc
+
+    def _add_into(self, x, y):
+        """x + y, where the backend may reuse x's storage (x is a ciphertext nobody else holds)."""
+        return self._add(x, y)
 
     def relinearize(self, a: Ciphertext) -> Ciphertext:
         self._check(a)

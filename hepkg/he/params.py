@@ -78,7 +78,10 @@ class ParamSet:
     key-switching special prime (SEAL's convention). ``depth`` is the multiplicative
     depth the set supports (BFV: ciphertext-ciphertext products before the noise budget
     runs out; CKKS: rescalings). ``ks_digits`` is the hybrid key-switching digit count
-    (OpenFHE's dnum), None where the library decides.
+    (OpenFHE's dnum), None where the library decides. ``plain_depth``: whether a BFV/BGV
+    ciphertext-plaintext product counts as one level of depth (hepkg's conservative
+    default); False follows OpenFHE's ``MultiplicativeDepth``, which counts
+    ciphertext-ciphertext products only (the OMR paper's depth 28).
     """
 
     name: str
@@ -94,6 +97,7 @@ class ParamSet:
     note: str = ""
     seal_default_modulus: bool = False  # Pyfhel must be called with sec=128 (qi_sizes ignored)
     tags: tuple[str, ...] = field(default=())
+    plain_depth: bool = True
 
     def __post_init__(self):
         for problem in self._problems():
@@ -120,6 +124,8 @@ class ParamSet:
             yield f"special_bits {self.special_bits!r} must be a non-negative integer"
         if self.ks_digits is not None and (not _is_int(self.ks_digits) or self.ks_digits < 1):
             yield f"ks_digits {self.ks_digits!r} must be None or a positive integer"
+        if not isinstance(self.plain_depth, bool):
+            yield f"plain_depth {self.plain_depth!r} must be True or False"
         if self.scheme in ("bfv", "bgv"):
             yield from self._integer_problems()
         elif self.scheme == "ckks":
@@ -274,20 +280,38 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
     _set(name="ckks-16384-d6", scheme="ckks", n=16384, scale_bits=40, qi_bits=(60,) + (40,) * 6 + (60,),
          depth=6, tags=("demo",), source="hepkg: 128-bit CKKS set with depth 6 (Chebyshev demos)"),
     # --- OMR -----------------------------------------------------------------------------
-    _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 14 + (17,) + (60,),
-         depth=14, tags=("omr",),
-         source="SophOMR paper Table 4 (PerfOMR): n=2^15, p=65537, log Q=857, log PQ=917",
-         note="The SophOMR paper reports lambda = 120.9 for this set: below 128 bits (needs insecure=True)."),
+    # SophOMR paper Table 4 beside what OpenFHE 1.6.1 builds (BFV, HYBRID key switching, 60-bit primes; P measured
+    # from the key's towers: OpenFHE 1.6.1 BFV takes one 60-bit special prime more than ceil(digit bits / 60)).
+    _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 15, special_bits=60,
+         depth=23, ks_digits=14, tags=("omr",),
+         source="SophOMR paper Table 4 (PerfOMR, SEAL): n=2^15, p=65537, log Q=857, log PQ=917 (one 60-bit special "
+                "prime), lambda=120.9 by the paper's lattice estimator",
+         note="Below 128 bits as in the paper: needs insecure=True (OpenFHE HEStd_NotSet). OpenFHE 1.6.1 with depth 23 "
+              "and dnum 14 (one limb per digit, as SEAL's special prime) builds Q = 14 x 60 = 840 bits, P = 2 x 60 "
+              "bits: log PQ = 960 (paper 857 / 917)."),
     _set(name="bgv-omr-perf", scheme="bgv", n=32768, plain_modulus=65537, qi_bits=(60,) * 14 + (17,) + (60,),
-         depth=14, tags=("omr",), source="as bfv-omr-perf, BGV variant on OpenFHE",
+         depth=14, tags=("omr",),
+         source="SophOMR paper Table 4 (PerfOMR): log Q=857, log PQ=917, split by hepkg as 14 x 60 + 17 bits and "
+                "one 60-bit special prime (the paper prints only totals), BGV variant; OpenFHE builds its own BGV "
+                "moduli from depth 14",
          note="lambda = 120.9 per the SophOMR paper: below 128 bits."),
-    _set(name="bfv-omr-soph", scheme="bfv", n=65536, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=540,
-         depth=19, tags=("omr",),
-         source="SophOMR paper Table 4: n=2^16, p=786433, log Q=1140, log PQ=1740, lambda=128.6",
-         note="log Q = 1140 (19 data primes); P is 600 bits: one 60-bit special prime plus 540 bits more."),
+    _set(name="bfv-omr-soph", scheme="bfv", n=65536, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=420,
+         depth=28, ks_digits=3, plain_depth=False, tags=("omr",),
+         source="SophOMR paper Table 4: n=2^16, p=786433, log Q=1140, log PQ=1740, lambda=128.6; the authors' OpenFHE "
+                "settings: MultiplicativeDepth 28, ScalingModSize 60, HYBRID, dnum 2",
+         note="OpenFHE 1.6.1 builds Q = 19 x 60 = 1140 bits at depth 28. With dnum 2 it takes 11 special primes "
+              "(log PQ 1800) and refuses N=2^16 at 128 bits ('Please increase it to 131072'); dnum 3 gives P = 8 x 60 "
+              "bits, log PQ = 1620, accepted. qi_bits: the 19 data primes and one special prime; special_bits: the "
+              "other 7."),
     # --- toy sets: tests only ------------------------------------------------------------
     _set(name="toy-bfv-1024", scheme="bfv", n=1024, plain_modulus=12289, qi_bits=(30, 30, 30), depth=1,
          tags=("test",), source="hepkg tests: tiny insecure BFV ring"),
+    _set(name="toy-bfv-omr", scheme="bfv", n=1024, plain_modulus=12289, qi_bits=(60,) * 25, depth=23,
+         tags=("test",), source="hepkg tests: the OMR detector on a tiny insecure ring (PS with q' = p = 12289)"),
+    _set(name="toy-bfv-omr-soph", scheme="bfv", n=4096, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=420,
+         depth=28, ks_digits=3, plain_depth=False, tags=("test",),
+         source="hepkg tests and quick runs: bfv-omr-soph's plaintext modulus, depth and key switching on an "
+                "insecure 4096 ring (SophOMR's PS parameters, k <= 4)"),
     _set(name="toy-ckks-1024", scheme="ckks", n=1024, scale_bits=30, qi_bits=(40, 30, 40), depth=1,
          tags=("test",), source="hepkg tests: tiny insecure CKKS ring"),
     _set(name="toy-ckks-4096-d11", scheme="ckks", n=4096, scale_bits=40, qi_bits=(50,) + (40,) * 11 + (50,),
