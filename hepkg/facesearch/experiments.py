@@ -13,13 +13,13 @@ import os
 import pathlib
 import tempfile
 import time
-from contextlib import contextmanager
 
 import numpy as np
 
 from hepkg import he
 from hepkg.datasets.faces import synthetic_database
 from hepkg.bench import timed
+from hepkg.bench.child import in_child
 from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from . import chebyshev, similarity
@@ -54,43 +54,11 @@ def estimated_peak_bytes(config: dict) -> int:
     return int(1.05 * (keys + held * ct + 0.5e9))
 
 
-@contextmanager
-def _omp_threads(n: int | None):
-    """OMP_NUM_THREADS set to ``n`` while a child process starts (OpenMP reads it when OpenFHE loads)."""
-    old = os.environ.get("OMP_NUM_THREADS")
-    if n is not None:
-        os.environ["OMP_NUM_THREADS"] = str(n)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = old
-
-
 def measure(config: dict) -> list[dict]:
-    """:func:`measure_here` in a fresh child process, so that peak RSS is this method's alone (the
-    paper's harness runs each trial as a subprocess), with ``omp_threads`` OpenMP threads when the
-    config names them (else this process's setting). One row with ``status`` 'exceeds memory' when
-    :func:`estimated_peak_bytes` is above 90% of the memory available now, or 'killed' when the
-    child dies (the kernel's out-of-memory killer)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    import psutil
-
-    need, avail = estimated_peak_bytes(config), psutil.virtual_memory().available
-    if need > 0.9 * avail:
-        return [dict(status="exceeds memory", estimated_peak_bytes=need, available_bytes=avail)]
-    try:
-        with _omp_threads(config.get("omp_threads")), \
-                ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            rows = pool.submit(measure_here, config).result()
-    except BrokenProcessPool:
-        return [dict(status="killed", estimated_peak_bytes=need, available_bytes=avail)]
-    return [r | dict(status="measured", estimated_peak_bytes=need) for r in rows]
+    """:func:`measure_here` in a fresh child process (:func:`hepkg.bench.child.in_child`: peak RSS
+    its own, 'exceeds memory' beyond :func:`estimated_peak_bytes`, 'killed' when it dies), with
+    ``omp_threads`` OpenMP threads when the config names them (else this process's setting)."""
+    return in_child(measure_here, config, estimated_peak_bytes(config), config.get("omp_threads"))
 
 
 def measure_here(config: dict) -> list[dict]:

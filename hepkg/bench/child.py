@@ -1,0 +1,51 @@
+"""Run one measurement in a fresh child process, so that its peak RSS is its own.
+
+The papers' harnesses run each trial as a subprocess; so does :func:`in_child`. It refuses, with a
+row instead of an attempt, work whose estimated peak exceeds 90% of the memory available now, and
+records a child that dies (the kernel's out-of-memory killer) as 'killed'.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Callable
+
+__all__ = ["in_child", "omp_threads"]
+
+
+@contextmanager
+def omp_threads(n: int | None):
+    """OMP_NUM_THREADS set to ``n`` while a child process starts (OpenMP reads it when the HE library loads)."""
+    old = os.environ.get("OMP_NUM_THREADS")
+    if n is not None:
+        os.environ["OMP_NUM_THREADS"] = str(n)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = old
+
+
+def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
+             threads: int | None = None) -> list[dict]:
+    """``fn(config)`` (a module-level function returning rows) in a spawned child with ``threads``
+    OpenMP threads; each row gains ``status`` ('measured') and ``estimated_peak_bytes``. One row with
+    status 'exceeds memory' when ``need_bytes`` is above 90% of the available memory, 'killed' when
+    the child dies."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    import psutil
+
+    avail = psutil.virtual_memory().available
+    if need_bytes > 0.9 * avail:
+        return [dict(status="exceeds memory", estimated_peak_bytes=need_bytes, available_bytes=avail)]
+    try:
+        with omp_threads(threads), ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            rows = pool.submit(fn, config).result()
+    except BrokenProcessPool:
+        return [dict(status="killed", estimated_peak_bytes=need_bytes, available_bytes=avail)]
+    return [r | dict(status="measured", estimated_peak_bytes=need_bytes) for r in rows]

@@ -1,0 +1,28 @@
+"""hepkg.bench.child.in_child: a measurement in a fresh process, refused or recorded when memory runs out."""
+import os
+import signal
+
+from hepkg.bench.child import in_child
+
+
+def rows_with_threads(config):
+    return [dict(x=config["x"], omp=os.environ.get("OMP_NUM_THREADS"), pid=os.getpid())]
+
+
+def killed_by_the_kernel(config):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_runs_in_a_child_with_its_threads():
+    rows = in_child(rows_with_threads, dict(x=3), need_bytes=0, threads=1)
+    assert rows == [dict(x=3, omp="1", pid=rows[0]["pid"], status="measured", estimated_peak_bytes=0)]
+    assert rows[0]["pid"] != os.getpid()
+
+
+def test_refuses_work_beyond_the_free_memory():
+    rows = in_child(rows_with_threads, dict(x=1), need_bytes=10 ** 15)
+    assert len(rows) == 1 and rows[0]["status"] == "exceeds memory" and rows[0]["available_bytes"] < 10 ** 15
+
+
+def test_a_dead_child_is_recorded_as_killed():
+    assert in_child(killed_by_the_kernel, {}, need_bytes=0)[0]["status"] == "killed"
