@@ -28,6 +28,7 @@ from .hegmm import TABLE10_COLUMNS as HEGMM_TABLE10_COLUMNS
 from .hegmm import TABLE10_MS as HEGMM_TABLE10_MS
 from .hegmm import SEC42_EXAMPLE as HEGMM_SEC42_EXAMPLE
 from . import facesearch as FACESEARCH
+from . import omr as OMR
 
 __all__ = ["paper_vs_ours", "Claim", "evaluate", "save_claims", "load_claims", "tally", "HOLDS", "FAILS", "NOT_MEASURED", "INCONCLUSIVE",
            "CSSC_TABLE1_OPS_MS", "CSSC_TABLE4_NOISE_BITS",
@@ -36,4 +37,4 @@ __all__ = ["paper_vs_ours", "Claim", "evaluate", "save_claims", "load_claims", "
            "HEGMM_TABLE1_OPS_MS", "HEGMM_RANDOM_PAIRS", "HEGMM_RANDOM_DIMS", "HEGMM_TABLE5_SPEEDUP",
            "HEGMM_TABLE6_SPEEDUP", "HEGMM_FIG67_FASTER_THAN_E2DM", "HEGMM_TABLE7_TIME_S", "HEGMM_TABLE7_RING",
            "HEGMM_TABLE8_TIME_S", "HEGMM_FIG8_MEMORY_COUNTS", "HEGMM_AUTHORS_CODE_ROTATIONS", "HEGMM_TABLE10_COLUMNS", "HEGMM_TABLE10_MS",
-           "HEGMM_SEC42_EXAMPLE", "FACESEARCH"]
+           "HEGMM_SEC42_EXAMPLE", "FACESEARCH", "OMR"]

@@ -1,0 +1,269 @@
+"""SophOMR / SophOMD on the backend protocol: the receiver's detection key, the detector's digest, retrieval.
+
+Parties (Sec. 2.5): the :class:`Receiver` holds the PS secret key and the BFV secret context; its
+detection key is the public context (evaluation keys only) plus sk encrypted *sparse-packed*
+(slot t holds sk[t mod n'], Sec. 2.2.2). The :class:`Detector` gets that key (it refuses a
+context that can decrypt) and turns a bulletin board into one digest ciphertext:
+
+1. Affine transform (Alg. 6, Step 1): d_j = B_j - A_j sk for the l repetitions, A_j's rows the
+   negacyclic rotations Neg^j(a_i) of the clues, by the tall MatMul (Alg. 8: two rotation keys;
+   ``b_affine = n'`` is PerfOMR's Alg. 7 with one) sharing the baby steps across j;
+2. Range check (Step 2, :mod:`hepkg.omr.rangecheck`): PV, 1 at the pertinent messages;
+3. Compression by the wide MatMul (Alg. 1): SophOMR multiplies the stacked ((t + 1) k) x N matrix
+   [C; D_1; ...; D_t] (Sec. 4.1: D_s = C diag(PL_s) precomputed in plaintext), SophOMD C alone.
+   Rows are padded to K, a power of two; slot r < K of the digest holds row r's product. PV is first
+   modulus-switched down to two primes (the authors' compression modulus) and the digest to one:
+   the compression's products and rotations cost about 2/19 of what they would at the top level.
+
+The receiver decrypts w = slots 0..k-1 (and e, t rows of k) and decodes them over F_p
+(:mod:`hepkg.omr.decode`). Ring switching (Sec. 4.2) is not available through openfhe-python.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..bench.costmodel import observed_costs
+from ..he.context import Ciphertext, Context, require_public
+from ..linalg.rectangular import (sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts, wide_matvec,
+                                  wide_steps)
+from .board import PAYLOAD_BYTES, payload_slots
+from .decode import decode, decode_indices
+from .rangecheck import range_check, range_check_counts
+from .signaling import Clue, PSParams, SecretKey
+
+__all__ = ["SCHEMES", "PHASES", "Layout", "layout", "digest_counts", "DetectionKey", "Digest", "Receiver", "Detector"]
+
+SCHEMES = ("sophomr", "sophomd")
+PHASES = ("affine", "range_check", "compression")
+#: Towers PV keeps for the compression (the authors' compression context: Q = 2 x 60 bits); the digest is sent
+#: at one.
+COMPRESSION_LIMBS = 2
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the receiver and the detector agree on: scheme, PS parameters, k, payload slots t
+    (0 for SophOMD), BFV slot count n and the baby-step counts of the two MatMuls."""
+    scheme: str
+    ps: PSParams
+    k: int
+    t: int
+    n: int
+    b_affine: int
+    b_compress: int
+
+    @property
+    def rows(self) -> int:
+        """Rows of the compression matrix: (t + 1) k, or k for SophOMD."""
+        return (self.t + 1) * self.k
+
+    @property
+    def K(self) -> int:
+        """The rows padded to a power of two."""
+        return 1 << (self.rows - 1).bit_length()
+
+    @property
+    def steps(self) -> list[int]:
+        """Rotation keys both MatMuls need (the row swap comes on top)."""
+        return sorted(set(tall_steps(self.ps.n, self.b_affine)) | set(wide_steps(self.K, self.b_compress, self.n)))
+
+
+def _pow2_near(k: int, target: float) -> int:
+    """The power of two dividing k nearest ``target`` (log scale)."""
+    return min((2 ** e for e in range(k.bit_length()) if k % 2 ** e == 0),
+               key=lambda d: abs(math.log2(d) - math.log2(max(target, 1.0))))
+
+
+def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payload_bytes: int = PAYLOAD_BYTES,
+           b_affine: int | None = None, b_compress: int | None = None) -> Layout:
+    """The layout for BFV slot count n: baby steps default to the fewest rotations for a board of n messages."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    if not isinstance(ps, PSParams):
+        raise TypeError(f"ps must be PSParams, got {type(ps).__name__}")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k < ps.q:
+        raise ValueError(f"k must be an integer in [1, p={ps.q}), got {k!r}")
+    if (n // 2) % ps.n:
+        raise ValueError(f"n'={ps.n} must divide the BFV row of n/2={n // 2} slots (sparse packing)")
+    t = payload_slots(payload_bytes, ps.q) if scheme == "sophomr" else 0
+    rows = (t + 1) * k
+    K = 1 << (rows - 1).bit_length()
+    if K > n // 2:
+        raise ValueError(f"{scheme} compresses {rows} rows (padded to {K}): more than a BFV row of {n // 2} slots")
+    b_affine = b_affine or _pow2_near(ps.n, math.sqrt(ps.l * ps.n))
+    b_compress = b_compress or _pow2_near(K, math.sqrt(K))
+    for name, b, of in (("b_affine", b_affine, ps.n), ("b_compress", b_compress, K)):
+        if not isinstance(b, (int, np.integer)) or b < 1 or of % b:
+            raise ValueError(f"{name}={b!r} must be a positive divisor of {of}")
+    return Layout(scheme, ps, int(k), t, n, int(b_affine), int(b_compress))
+
+
+def digest_counts(lay: Layout, N: int) -> dict[str, dict[str, int]]:
+    """Per phase, the counted ops of :meth:`Detector.digest` for N messages, by formula: the tall MatMul
+    (Table 2, both repetitions sharing the baby steps; + b), the range check, the wide MatMul (Table 1).
+    Every plaintext product encodes a fresh plaintext."""
+    s = math.ceil(N / lay.n)
+    affine = tall_counts(N, lay.ps.n, lay.n, lay.b_affine, matrices=lay.ps.l)
+    comp = wide_counts(lay.K, N, lay.n, lay.b_compress)
+    return {"affine": {k: affine[k] for k in ("mul_pt", "rotate")} | dict(
+                keyswitch=affine["rotate"], encode=affine["mul_pt"] + s * lay.ps.l, add_pt=s * lay.ps.l),
+            "range_check": {"mul_ct": s * range_check_counts(lay.ps.bound, lay.ps.q, lay.ps.l)["mul_ct"]},
+            "compression": {k: comp[k] for k in ("mul_pt", "rotate", "swap")} | dict(
+                keyswitch=comp["rotate"] + comp["swap"], encode=comp["mul_pt"])}
+
+
+@dataclass(frozen=True)
+class DetectionKey:
+    """The receiver's detection key: a public BFV context and sk encrypted sparse-packed."""
+    context: Context
+    sk: Ciphertext
+    layout: Layout
+
+
+@dataclass
+class Digest:
+    """The digest ciphertext of a board of N messages, with what each phase cost on the detector."""
+    ciphertext: Ciphertext
+    N: int
+    layout: Layout
+    phases: dict = field(default_factory=dict)
+
+
+class Receiver:
+    """Holds the PS secret key and the BFV secret context; issues the detection key, decodes digests."""
+
+    def __init__(self, ctx: Context, sk: SecretKey, lay: Layout):
+        if not isinstance(ctx, Context) or not ctx.has_secret:
+            raise TypeError("the receiver needs the secret hepkg context that made the keys")
+        if not isinstance(sk, SecretKey) or sk.params != lay.ps:
+            raise ValueError(f"the PS secret key must be a SecretKey of {lay.ps.describe()}")
+        _check_context(ctx, lay)
+        self.ctx, self.sk, self.layout = ctx, sk, lay
+
+    def detection_key(self) -> DetectionKey:
+        """The public context (from its bytes, as a server receives it) and Enc(sparse-packed sk)."""
+        pub = self.ctx.public()
+        ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))))
+        return DetectionKey(pub, ct, self.layout)
+
+    def retrieve(self, digest: Digest) -> tuple[np.ndarray, np.ndarray | None]:
+        """(sorted pertinent indices, their (|I|, t) payload slots, or None for SophOMD)."""
+        lay = self.layout
+        if not isinstance(digest, Digest) or digest.layout != lay:
+            raise ValueError("the digest was made for another layout (scheme, PS parameters, k or slots)")
+        ct = self.ctx.deserialize(digest.ciphertext.ctx.serialize(digest.ciphertext))
+        slots = self.ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
+        w = slots[:lay.k]
+        if lay.scheme == "sophomd":
+            return decode_indices(w, digest.N, lay.ps.q), None
+        return decode(w, slots[lay.k:].reshape(lay.t, lay.k), digest.N, lay.ps.q)
+
+
+def _check_context(ctx: Context, lay: Layout) -> None:
+    if ctx.scheme not in ("bfv", "bgv"):
+        raise ValueError(f"OMR runs on BFV/BGV, got a {ctx.scheme.upper()} context")
+    if ctx.plain_modulus != lay.ps.q or ctx.slots != lay.n:
+        raise ValueError(f"the context ({ctx.params.name}: t={ctx.plain_modulus}, {ctx.slots} slots) does not "
+                         f"match the layout (p = q' = {lay.ps.q}, {lay.n} slots)")
+    missing = sorted(set(lay.steps) - set(ctx.keys.steps))
+    if missing or not ctx.swap_key:
+        raise ValueError(f"the context lacks rotation keys {missing}{' and the row swap' if not ctx.swap_key else ''}: "
+                         f"build it with rotations=layout.steps, policy='exact', swap=True")
+
+
+class Detector:
+    """The server: digests a bulletin board with the receiver's detection key (no secret key)."""
+
+    def __init__(self, key: DetectionKey):
+        if not isinstance(key, DetectionKey):
+            raise TypeError(f"the detector needs a DetectionKey, got {type(key).__name__}")
+        self.ctx = require_public(key.context, "the OMR detector")
+        _check_context(self.ctx, key.layout)
+        self.key, self.layout = key, key.layout
+
+    def digest(self, clues: Clue, slots: np.ndarray | None = None) -> Digest:
+        """The digest of N messages: clues (a batch of N) and, for SophOMR, their (N, t) payload slots mod p."""
+        lay, ctx = self.layout, self.ctx
+        if not isinstance(clues, Clue) or clues.params != lay.ps or not clues.batched:
+            raise ValueError(f"clues must be a batch of Clue for {lay.ps.describe()}")
+        N = len(clues.a)
+        if N >= lay.ps.q:
+            raise ValueError(f"a board of N={N} messages needs p > N (Vandermonde columns), p={lay.ps.q}")
+        if lay.scheme == "sophomr":
+            slots = np.asarray(slots) if slots is not None else None
+            if slots is None or slots.shape != (N, lay.t) or slots.dtype.kind not in "iu":
+                raise ValueError(f"SophOMR needs the payload slots as an integer array of shape (N, t) = ({N}, {lay.t})")
+        phases: dict = {}
+        with _phase(ctx, phases, "affine"):
+            d = self._affine(clues)
+        with _phase(ctx, phases, "range_check"):
+            pv = [range_check(ctx, block, lay.ps.bound) for block in d]
+        with _phase(ctx, phases, "compression"):
+            low = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
+            out = wide_matvec(ctx, low, _compression_entries(lay, N, slots), lay.K, N, b=lay.b_compress)
+            out = _keep_limbs(ctx, out, 1)
+        return Digest(out, N, lay, phases)
+
+    def _affine(self, clues: Clue) -> list[list]:
+        """Per block of n messages, the l ciphertexts of d_j = B_j - A_j sk."""
+        lay, ctx = self.layout, self.ctx
+        N, n, p, nn = len(clues.a), lay.n, lay.ps.q, lay.ps.n
+        a = clues.a
+
+        def minus_neg(j):
+            def entries(rows, cols):
+                v = a[rows, (j - cols) % nn]
+                return np.where(cols <= j, p - v, v) % p      # -Neg^j(a_i)[c]
+            return entries
+        prods = tall_matvec(ctx, self.key.sk, [minus_neg(j) for j in range(lay.ps.l)], N, nn, b=lay.b_affine)
+        s = math.ceil(N / n)
+        b = np.zeros((s * n, lay.ps.l), np.int64)
+        b[:N] = clues.b
+        return [[ctx.add(prods[j][i], b[i * n:(i + 1) * n, j]) for j in range(lay.ps.l)] for i in range(s)]
+
+
+def _keep_limbs(ctx: Context, ct: Ciphertext, limbs: int) -> Ciphertext:
+    """``ct`` modulus-switched down to ``limbs`` data primes (no-op where it has no more)."""
+    return ctx.drop_level(ct, max(0, ctx.max_level + 1 - limbs - ct.level))
+
+
+def _compression_entries(lay: Layout, N: int, slots):
+    """Entries of [C; D_1; ...; D_t] (rows beyond (t + 1) k are zero): C[j][c] = (c + 1)^(j + 1) mod p."""
+    p, k = lay.ps.q, lay.k
+    power = np.ones((k + 1, N), np.int64)
+    base = np.arange(1, N + 1, dtype=np.int64)
+    for j in range(1, k + 1):
+        power[j] = power[j - 1] * base % p
+    weights = np.ones((lay.t + 1, N), np.int64)
+    if lay.t:
+        weights[1:] = np.asarray(slots, dtype=np.int64).T % p
+
+    def entries(rows, cols):
+        out = power[rows % k + 1, cols] * weights[np.minimum(rows // k, lay.t), cols] % p
+        return np.where(rows < lay.rows, out, 0)
+    return entries
+
+
+class _phase:
+    """Wall seconds, seconds inside the library (encoding apart), op counts and in-run seconds per op
+    (:func:`hepkg.bench.costmodel.observed_costs`) of one detector phase."""
+
+    def __init__(self, ctx: Context, out: dict, name: str):
+        self.ctx, self.out, self.name = ctx, out, name
+
+    def __enter__(self):
+        self.region = self.ctx.counting()
+        self.ops = self.region.__enter__()
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        wall = time.perf_counter() - self.t0
+        self.region.__exit__(*exc)
+        if exc[0] is None:
+            self.out[self.name] = dict(wall_s=wall, he_s=self.ops.he_s, encode_s=float(self.ops.seconds.get("encode", 0.0)),
+                                       costs=observed_costs(self.ops), **self.ops.as_dict())
+        return False

@@ -1,0 +1,156 @@
+"""OMR experiments (grid functions): digests measured on a real backend, op counts on ``sim``, decoding times.
+
+A measured digest runs as the authors' benchmark does: the receiver's keys first (detection key =
+public context with its evaluation keys + Enc(sk)), then the detector digests a board of N
+messages, k of them pertinent (the others carry uniformly random clues, RLWE making them
+indistinguishable from clues to other receivers), and the receiver decrypts and decodes. Every
+run checks the retrieved indices (and payloads) against the board's ground truth.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hepkg import he
+from hepkg.bench.child import in_child
+from hepkg.bench.memory import peak_rss, reset_peak_rss
+
+from . import detector as D
+from .board import bulletin_board
+from .signaling import PARAMS as PS_PARAMS
+
+__all__ = ["measure", "measure_here", "counts", "estimated_peak_bytes", "decode_times", "sizes"]
+
+_DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None)
+
+
+def _setup(cfg: dict):
+    """(layout, board) of a config: ``params`` (BFV set), ``ps`` (PS set name), ``scheme``, ``N``, ``k``, ..."""
+    ps = PS_PARAMS[cfg["ps"]]
+    n = he.get_params(cfg["params"]).n
+    lay = D.layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"],
+                   b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+    board = bulletin_board(cfg["N"], cfg.get("pertinent", cfg["k"]), ps, payload_bytes=cfg["payload_bytes"],
+                           others=0, seed=cfg["seed"])
+    return lay, board
+
+
+def _context(backend: str, cfg: dict, lay: D.Layout):
+    return he.context(backend, cfg["params"], rotations=lay.steps, policy="exact", swap=True,
+                      insecure=cfg["insecure"])
+
+
+def _phase_columns(digest: D.Digest) -> dict:
+    out = {}
+    for name, ph in digest.phases.items():
+        out |= {f"{name}_{k}": v for k, v in ph.items() if k in ("wall_s", "he_s", "encode_s", "depth")}
+        out |= {f"{name}_op_{k}": v for k, v in ph.items() if k in ("mul_pt", "mul_ct", "rotate", "swap", "keyswitch",
+                                                                      "encode", "add")}
+        out |= {f"{name}_cost_{k}": v for k, v in ph["costs"].items()}
+    return out
+
+
+def _check(lay: D.Layout, board, found) -> bool:
+    idx, payloads = found
+    ok = np.array_equal(idx, board.pertinent)
+    return bool(ok and (payloads is None or np.array_equal(payloads, board.slots[board.pertinent])))
+
+
+def measure_here(config: dict) -> list[dict]:
+    """One digest configuration in this process: keys once, then ``reps`` digests, each retrieved and checked.
+
+    ``config``: ``backend, params, ps, scheme, N``; optional ``k`` (50), ``payload_bytes`` (612),
+    ``seed``, ``reps`` (1), ``insecure``, ``b_affine``, ``b_compress``, ``pertinent`` (default k).
+    """
+    cfg = _DEFAULTS | dict(config)
+    lay, board = _setup(cfg)
+    rss_ok = reset_peak_rss()
+    t0 = time.perf_counter()
+    ctx = _context(cfg["backend"], cfg, lay)
+    receiver = D.Receiver(ctx, board.sk, lay)
+    key = receiver.detection_key()
+    keygen_s = time.perf_counter() - t0
+    sizes = ctx.key_sizes()
+    setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
+                 b_affine=lay.b_affine, b_compress=lay.b_compress,
+                 K=lay.K, detection_key_bytes=sum(sizes.values()) + ctx.nbytes(key.sk), **{f"{k}_bytes": v for k, v in sizes.items()})
+    detector = D.Detector(key)
+    rows = []
+    for rep in range(cfg["reps"]):
+        t0 = time.perf_counter()
+        digest = detector.digest(board.clues, board.slots if lay.scheme == "sophomr" else None)
+        digest_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        found = receiver.retrieve(digest)
+        retrieve_s = time.perf_counter() - t0
+        rows.append(setup | _phase_columns(digest) | dict(
+            rep=rep, digest_s=digest_s, retrieve_s=retrieve_s, digest_bytes=digest.ciphertext.ctx.nbytes(digest.ciphertext),
+            digest_he_s=sum(p["he_s"] for p in digest.phases.values()), correct=_check(lay, board, found)))
+    key.context.close()
+    ctx.close()
+    peak = peak_rss() if rss_ok else float("nan")
+    return [r | dict(rss_peak_bytes=peak) for r in rows]
+
+
+def estimated_peak_bytes(config: dict) -> int:
+    """Keys (read from a one-key context) + the affine transform's live ciphertexts (baby steps, l s
+    outputs, 8 temporaries) + the board (clues and payload slots as int64) + 0.5 GB, times 1.1."""
+    cfg = _DEFAULTS | dict(config)
+    ps = PS_PARAMS[cfg["ps"]]
+    lay = D.layout(ps, he.get_params(cfg["params"]).n, scheme=cfg["scheme"], k=cfg["k"],
+                   payload_bytes=cfg["payload_bytes"], b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+    with he.context(cfg["backend"], cfg["params"], rotations=[1], policy="exact", insecure=cfg["insecure"]) as ctx:
+        sizes = ctx.key_sizes()
+        ct = ctx.nbytes(ctx.encrypt([0]))
+    s = -(-cfg["N"] // lay.n)
+    keys = (len(lay.steps) + 1) * sizes["galois_keys"] + sizes["relin_key"]
+    board = cfg["N"] * (ps.n + ps.l + lay.t) * 8
+    return int(1.1 * (keys + (lay.b_affine + ps.l * s + 8) * ct + board + 0.5e9))
+
+
+def measure(config: dict) -> list[dict]:
+    """:func:`measure_here` in a fresh child process (peak RSS its own; see :func:`hepkg.bench.child.in_child`)."""
+    return in_child(measure_here, config, estimated_peak_bytes(config), config.get("omp_threads"))
+
+
+def counts(config: dict) -> list[dict]:
+    """Op counts of one digest on ``sim`` at a full-size parameter set (Tables 1-2 checked by the caller), checked retrieval."""
+    cfg = _DEFAULTS | dict(config) | dict(backend="sim")
+    lay, board = _setup(cfg)
+    ctx = _context("sim", cfg, lay)
+    receiver = D.Receiver(ctx, board.sk, lay)
+    digest = D.Detector(receiver.detection_key()).digest(board.clues, board.slots if lay.scheme == "sophomr" else None)
+    ok = _check(lay, board, receiver.retrieve(digest))
+    phases = [dict(phase=name, **{k: v for k, v in ph.items() if k not in ("wall_s", "he_s", "encode_s", "costs")})
+              for name, ph in digest.phases.items()]
+    return [p | dict(n=lay.n, payload_bytes=cfg["payload_bytes"], b_affine=lay.b_affine, b_compress=lay.b_compress, K=lay.K,
+                     rotation_keys=len(lay.steps) + 1, correct=ok) for p in phases]
+
+
+def decode_times(config: dict) -> list[dict]:
+    """The receiver's decoding (python-flint) of a plaintext digest: ``N, k, scheme, ps``, ``reps`` timings."""
+    from .compress import compress_indices, compress_payloads
+    from .decode import decode, decode_indices
+
+    cfg = _DEFAULTS | dict(reps=20) | dict(config)
+    ps = PS_PARAMS[cfg["ps"]]
+    board = bulletin_board(cfg["N"], cfg["k"], ps, payload_bytes=cfg["payload_bytes"], others=0, seed=cfg["seed"])
+    v, p = board.pertinency, ps.q
+    w = compress_indices(v, cfg["k"], p)
+    e = compress_payloads(v, board.slots, cfg["k"], p) if cfg["scheme"] == "sophomr" else None
+    rows = []
+    for rep in range(cfg["reps"]):
+        t0 = time.perf_counter()
+        found = decode(w, e, cfg["N"], p) if e is not None else (decode_indices(w, cfg["N"], p), None)
+        rows.append(dict(rep=rep, decode_s=time.perf_counter() - t0, correct=_check(None, board, found)))
+    return rows
+
+
+def sizes(config: dict) -> list[dict]:
+    """Key and ciphertext bytes on ``backend`` at ``params`` (:func:`hepkg.omr.params.measured_sizes`)."""
+    from .params import measured_sizes
+
+    with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
+                    insecure=config.get("insecure", False)) as ctx:
+        return measured_sizes(ctx).to_dict("records")

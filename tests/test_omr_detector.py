@@ -1,0 +1,125 @@
+"""SophOMR / SophOMD detector on the protocol: range check, digest, retrieval, refusals, overflow."""
+import numpy as np
+import pytest
+
+import hepkg.he as he
+from hepkg.he.errors import SecretContextRefused
+from hepkg.omr import board as BB, detector as D, rangecheck as RC
+from hepkg.omr.decode import DecodeOverflow
+from hepkg.omr.signaling import PSParams
+from conftest import BFV_BACKENDS
+
+PS = PSParams("toy", q=12289, h=4, r=6, n=16, l=2)       # p = q' = 12289 = 3 * 2^12 + 1, like 786433 = 3 * 2^18 + 1
+HP = "toy-bfv-omr"
+
+
+def _parties(backend, scheme, k=4, **kw):
+    lay = D.layout(PS, 1024, scheme=scheme, k=k, payload_bytes=8, **kw)
+    ctx = he.context(backend, HP, rotations=lay.steps, policy="exact", swap=True, insecure=True)
+    return lay, ctx
+
+
+@pytest.mark.parametrize("bound", [0, 1, 2, 5, 6, 9, 40])
+def test_range_check_matches_numpy_and_counts(bound):
+    ctx = he.context("sim", HP, insecure=True)
+    p, rng = PS.q, np.random.default_rng(bound)
+    d = rng.integers(-bound - 3, bound + 4, (1024, 2))
+    d[:200] = rng.integers(0, p, (200, 2))
+    with ctx.counting() as ops:
+        out = RC.range_check(ctx, [ctx.encrypt(d[:, j] % p) for j in range(2)], bound)
+    np.testing.assert_array_equal(ctx.decrypt(out, signed=False) % p, RC.range_check_numpy(d, bound, p))
+    assert ops["mul_ct"] == RC.range_check_counts(bound, p, 2)["mul_ct"]
+
+
+def test_range_check_counts_at_the_papers_parameters():
+    # SophOMR (p = 786433, |d| <= r - 1 = 39, l = 2): the authors' 2 x 37 + 1 products, at depth 28 (theirs 29)
+    assert RC.range_check_counts(39, 786433, 2) == {"mul_ct": 75, "depth": 28}
+    assert RC.range_poly(2, 97) == [(1 * 4) % 97, (-5) % 97, 1]          # (Y - 1)(Y - 4)
+
+
+@pytest.mark.parametrize("odd", [False, True])
+@pytest.mark.parametrize("degree", [1, 2, 3, 7, 8, 9, 16, 33])
+def test_eval_poly_matches_numpy_at_the_least_depth(degree, odd):
+    ctx = he.context("sim", "toy-bfv-omr-soph", insecure=True)     # depth = ct x ct products, as OpenFHE's
+    p, rng = ctx.plain_modulus, np.random.default_rng(degree)
+    coeffs = [int(c) for c in rng.integers(1, p, degree + 1)]
+    x = rng.integers(0, p, ctx.slots)
+    want = sum(c * pow_mod(x, 2 * j + 1 if odd else j, p) for j, c in enumerate(coeffs)) % p
+    out = RC.eval_poly(ctx, ctx.encrypt(x), coeffs, odd=odd)
+    np.testing.assert_array_equal(ctx.decrypt(out, signed=False) % p, want)
+    top = 2 * degree + 1 if odd else degree
+    assert out.depth == (top - 1).bit_length()                   # ceil(log2(top)): x^top's least depth
+
+
+def pow_mod(x, e, p):
+    out = np.ones_like(x)
+    for _ in range(e):
+        out = out * x % p
+    return out
+
+
+@pytest.mark.parametrize("backend", BFV_BACKENDS)
+@pytest.mark.parametrize("scheme", D.SCHEMES)
+def test_digest_retrieves_the_pertinent_messages(backend, scheme):
+    lay, ctx = _parties(backend, scheme)
+    board = BB.bulletin_board(2000, 3, PS, payload_bytes=8, seed=7)
+    rec = D.Receiver(ctx, board.sk, lay)
+    digest = D.Detector(rec.detection_key()).digest(board.clues, board.slots)
+    idx, payloads = rec.retrieve(digest)
+    np.testing.assert_array_equal(idx, board.pertinent)
+    if scheme == "sophomr":
+        np.testing.assert_array_equal(payloads, board.slots[board.pertinent])
+        np.testing.assert_array_equal(BB.slots_to_bytes(payloads, PS.q, 8), board.payloads[board.pertinent])
+    else:
+        assert payloads is None
+    assert set(digest.phases) == set(D.PHASES)
+    assert digest.phases["affine"]["rotate"] == (lay.b_affine - 1) + 2 * 2 * (PS.n // lay.b_affine - 1)
+    assert digest.phases["range_check"]["mul_ct"] == 2 * RC.range_check_counts(PS.bound, PS.q, 2)["mul_ct"]
+    for phase, formula in D.digest_counts(lay, 2000).items():       # the formulas that price Table 7
+        assert {k: digest.phases[phase].get(k, 0) for k in formula} == formula, phase
+
+
+def test_more_than_k_pertinent_is_reported_not_garbage():
+    lay, ctx = _parties("sim", "sophomd", k=4)
+    board = BB.bulletin_board(1500, 9, PS, payload_bytes=8, seed=3)
+    rec = D.Receiver(ctx, board.sk, lay)
+    digest = D.Detector(rec.detection_key()).digest(board.clues)
+    with pytest.raises(DecodeOverflow, match="more than k=4"):
+        rec.retrieve(digest)
+
+
+def test_detector_refuses_a_secret_context_and_bad_input():
+    lay, ctx = _parties("sim", "sophomr")
+    board = BB.bulletin_board(100, 1, PS, payload_bytes=8, seed=1)
+    key = D.Receiver(ctx, board.sk, lay).detection_key()
+    with pytest.raises(SecretContextRefused):
+        D.Detector(D.DetectionKey(ctx, key.sk, lay))
+    det = D.Detector(key)
+    with pytest.raises(ValueError, match="payload slots"):
+        det.digest(board.clues)
+    with pytest.raises(ValueError, match="payload slots"):
+        det.digest(board.clues, board.slots[:, :2])
+    other = PSParams("other", q=12289, h=4, r=5, n=16, l=2)
+    with pytest.raises(ValueError, match="clues must be a batch"):
+        det.digest(BB.bulletin_board(10, 1, other, payload_bytes=8).clues, board.slots[:10])
+    with pytest.raises(ValueError, match="lacks rotation keys"):
+        D.Receiver(he.context("sim", HP, rotations=[1], policy="exact", swap=True, insecure=True), board.sk, lay)
+    with pytest.raises(ValueError, match="does not match the layout"):
+        D.Receiver(he.context("sim", "toy-bfv-omr-soph", rotations=lay.steps, policy="exact", swap=True, insecure=True),
+                   board.sk, lay)
+    with pytest.raises(ValueError, match="must divide the BFV row"):
+        D.layout(PSParams("big", q=12289, h=4, r=5, n=1024, l=2), 1024)
+    with pytest.raises(ValueError, match="more than a BFV row"):
+        D.layout(PS, 1024, k=200, payload_bytes=8)
+    with pytest.raises(ValueError, match="scheme must be"):
+        D.layout(PS, 1024, scheme="perfomr")
+
+
+def test_plaintext_products_add_no_depth_where_the_set_says_so():
+    for name, plain_depth in (("toy-bfv-omr-soph", False), ("toy-bfv-omr", True)):
+        ctx = he.context("sim", name, insecure=True)
+        assert ctx.params.plain_depth is plain_depth
+        ct = ctx.mul(ctx.encrypt([3]), [5])
+        assert ct.depth == int(plain_depth) and ctx.mul(ct, ct).depth == int(plain_depth) + 1
+    with pytest.raises(he.ParameterError, match="plain_depth"):
+        he.get_params("toy-bfv-omr").replace(plain_depth="no")
