@@ -133,8 +133,34 @@ def check_facesearch(folder):
     assert (measured.workers == chosen["workers"]).all()
 
 
+def check_omr(folder):
+    t3 = pd.read_csv(folder / "tab3_digest.csv")
+    measured = t3[(t3.status == "measured") & (t3.quantity == "Digest (s)")]
+    assert set(measured.scheme) == {"sophomr", "sophomd"} and measured.correct.astype(bool).all()
+    assert (measured.ours > 0).all() and (measured.overhead >= 1).all()
+    assert set(t3[t3.status == "paper"].scheme) == {"perfomr", "perfomd"}
+    counts = pd.read_csv(folder / "tab1_2_counts.csv")
+    assert counts.correct.astype(bool).all() and counts.matches_formula.astype(bool).all()
+    rc = counts[counts.phase == "range_check"]
+    assert (rc.depth == 28).all() and (rc.mul_ct == 77).all()    # the paper's depth; its window |d| <= 40
+    alg7 = counts[(counts.affine == "alg7") & (counts.phase == "affine")]
+    assert (alg7.rotate == 1023).all()
+    t6 = pd.read_csv(folder / "tab6_ps.csv").set_index(["scheme", "quantity"]).ours
+    assert round(t6["sophomr", "rho"], 1) == 26.5 and round(t6["perfomr", "rho"], 1) == 21.4  # the paper's window
+    claims = claims_of(folder)
+    for key in ("omr.ps_security", "omr.compression_deterministic", "omr.affine_sqrt_k", "omr.decode_ms"):
+        assert claims[key]["status"] == "holds", claims[key]
+    for key in ("omr.stacking_sqrt_t", "omr.under_3_minutes", "omr.counts_vs_authors"):   # at N = 2^16, k = 50
+        assert claims[key]["status"] in (("not measured",) if len(measured.query("N == 4096")) else
+                                         ("holds", "fails")), claims[key]
+    assert claims["omr.table7_speedups_consistent"]["status"] == "fails"   # the paper's misprint
+    assert claims["omr.digest_speedup_2_16"]["status"] == "not measured"  # PerfOMR is not built
+    for name in ("run.json", "fig2_phases.png", "tab7_modelled.csv", "raw/digests.csv", "sizes_measured.csv"):
+        assert (folder / name).exists(), name
+
+
 CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm,
-          "facesearch": check_facesearch}
+          "facesearch": check_facesearch, "omr": check_omr}
 
 
 QUICK = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=None, EXECUTOR="inline", WORKERS=None, SCHEDULER=None)
