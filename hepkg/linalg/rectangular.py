@@ -2,8 +2,10 @@
 
 The SophOMR paper's Algorithms 1, 7 and 8 (PEGASUS-style, adapted to BFV's two rows of n/2
 slots that rotate on their own; ``n`` is the slot count). A matrix is given by its entries,
-``entries(rows, cols) -> values mod t`` for index arrays (or a dense array), so a matrix too
-large to hold (the OMR compression matrix is 16,384 x 2^16) is generated diagonal by diagonal.
+``entries(rows, cols) -> values mod t`` for index arrays that broadcast to each other (rows of
+shape (n,), cols of shape (b, n): b diagonals at once; the result has their broadcast shape), or a
+dense array, so a matrix too large to hold (the OMR compression matrix is 16,384 x 2^16) is
+generated diagonal by diagonal, and what depends on the row alone is computed once per slot.
 
 - **Tall** (Alg. 8; Alg. 7 is ``b = k``): ``M`` is ``N x k`` with ``k | n/2`` and ``N = s n``
   (zero rows pad N). ``v`` (length k) is *sparse-packed*: slot t holds ``v[t mod k]``, so a row
@@ -125,10 +127,8 @@ def tall_matvec(ctx, ct, matrices: list, N: int, k: int, *, b: int | None = None
 
     def partial(entries, rows, valid, g):
         """The b diagonals of giant step g at once (a b x n array), then their products with the babies."""
-        mask = np.broadcast_to(valid, (b, n))
         cols = (slot + g * b + np.arange(b)[:, None]) % k
-        d = np.zeros((b, n), dtype=np.int64)
-        d[mask] = entries(np.broadcast_to(rows, (b, n))[mask], cols[mask])
+        d = np.where(valid, np.broadcast_to(entries(np.minimum(rows, N - 1), cols), (b, n)), 0)
         return ctx.dot_plain(babies, list(row_rotate(d, -g * b, n) % t))
     out = []
     for entries in funcs:
@@ -155,16 +155,14 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
     slot = np.arange(n)
     half, pos = n // 2, slot % (n // 2)
 
-    rows = np.broadcast_to(slot % K, (b, n))
+    rows = slot % K
 
     def partial(g):
         """The s b diagonals of giant step g (b x n arrays per ciphertext), then their products."""
         diagonals = []
         for i in range(s):
             cols = i * n + (slot - pos) + (pos + g * b + np.arange(b)[:, None]) % half
-            valid = cols < N
-            d = np.zeros((b, n), dtype=np.int64)
-            d[valid] = entries(rows[valid], cols[valid])
+            d = np.where(cols < N, np.broadcast_to(entries(rows, np.minimum(cols, N - 1)), (b, n)), 0)
             diagonals.extend(row_rotate(d, -g * b, n) % t)
         return ctx.dot_plain([c for row in babies for c in row], diagonals)
     out = _horner(ctx, partial, K // b, b)

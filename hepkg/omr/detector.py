@@ -242,8 +242,11 @@ def _compression_entries(lay: Layout, N: int, slots):
     if lay.t:
         weights[1:] = np.asarray(slots, dtype=np.int64).T % p
 
+    power, weights = power.ravel(), weights.ravel()
+
     def entries(rows, cols):
-        out = power[rows % k + 1, cols] * weights[np.minimum(rows // k, lay.t), cols] % p
+        """Row-derived offsets on ``rows`` (one per slot), then flat gathers at the broadcast shape."""
+        out = np.take(power, (rows % k + 1) * N + cols) * np.take(weights, np.minimum(rows // k, lay.t) * N + cols) % p
         return np.where(rows < lay.rows, out, 0)
     return entries
 
