@@ -49,11 +49,30 @@ def test_wide_matches_numpy_and_table1(backend, K, b):
     assert (ops["mul_pt"], ops["rotate"], ops["swap"]) == (want["mul_pt"], want["rotate"], 1)
 
 
+@pytest.mark.parametrize("backend", BFV_BACKENDS)
+@pytest.mark.parametrize("b", [1, 16, 512])
+def test_square_matches_numpy(backend, b):
+    rng = np.random.default_rng(b)
+    ctx = _context(backend, R.tall_steps(N_SLOTS // 2, b))
+    pub = ctx.public()
+    v = rng.integers(0, T, N_SLOTS)
+    entries = lambda r, c: (r * 31 + c * (c + 5) + r * c) % T   # a dense map mixing both rows
+    ct = pub.deserialize(ctx.serialize(ctx.encrypt(v)))
+    with pub.counting() as ops:
+        out = R.square_matvec(pub, ct, entries, b=b)
+    got = ctx.decrypt(ctx.deserialize(pub.serialize(out)), signed=False) % T
+    np.testing.assert_array_equal(got, R.square_numpy(entries, v, N_SLOTS, T).astype(np.int64))
+    want = R.square_counts(N_SLOTS, b)
+    assert (ops["mul_pt"], ops["rotate"], ops["swap"]) == (want["mul_pt"], want["rotate"], 1)
+
+
 def test_default_baby_steps_and_steps():
     assert R.tall_steps(1024, 32) == [1, 32] and R.tall_steps(16, 16) == [1] and R.tall_steps(16, 1) == [1]
     assert R.wide_steps(16384, 128, 65536) == [1, 128, 16384]
     # Table 1 at SophOMR's compression: 16,384 products and 257 rotations plus the swap (the paper's count)
     assert R.wide_counts(16384, 65536, 65536, 128) == {"mul_pt": 16384, "rotate": 255, "swap": 1, "rotation_keys": 4}
+    # PerfOMR's SlotToCoeff at n = 2^15 with the authors' 128 baby steps: 2 x 127 + 127 rotations, 2^15 products
+    assert R.square_counts(32768, 128) == {"mul_pt": 32768, "rotate": 381, "swap": 1, "rotation_keys": 3}
 
 
 def test_bad_shapes_raise():

@@ -188,8 +188,21 @@ def test_perfomr_round_trip(size):
     code = cp.PerfOMRCode(N, p, k=K, seed=size)
     buckets = cp.perfomr_compress_indices(v, code)
     assert buckets.shape == (16, 400, 3)
-    got, payloads = dc.perfomr_decode(buckets, cp.perfomr_compress_payloads(v, slots, code), code)
-    assert got.tolist() == idx.tolist() and (payloads == slots[idx]).all()
+    got, counts, payloads = dc.perfomr_decode(buckets, cp.perfomr_compress_payloads(v, slots, code), code)
+    assert got.tolist() == idx.tolist() and (counts == 1).all() and (payloads == slots[idx]).all()
+
+
+def test_perfomr_bundles_decode_with_their_counts():
+    """Bundles of nu = 2 (Sec. 3.4.4): a bucket counts 0..2 pertinent members; payloads come back divided out."""
+    p = 65537
+    idx, v, slots = board(p, 40)
+    v[idx[::3]] = 2                                        # both members of every third bundle are pertinent
+    code = cp.PerfOMRCode(N, p, k=K, seed=3, nu=2)
+    got, counts, payloads = dc.perfomr_decode(cp.perfomr_compress_indices(v, code),
+                                              cp.perfomr_compress_payloads(v, slots, code), code)
+    assert got.tolist() == idx.tolist() and counts.tolist() == v[idx].tolist() and (payloads == slots[idx]).all()
+    with pytest.raises(ValueError, match="nu=2"):
+        cp.perfomr_compress_indices(v * 2, code)
 
 
 def test_perfomr_overflow_and_corruption_raise():

@@ -121,8 +121,8 @@ class OpCounter:
         self._open.append(ops)
         try:
             yield ops
-        finally:
-            self._open.remove(ops)
+        finally:      # by identity: two regions with equal counts compare equal
+            del self._open[next(i for i, r in enumerate(self._open) if r is ops)]
 
     def reset(self) -> None:
         self.total = OpCounts()

@@ -283,7 +283,7 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
     # SophOMR paper Table 4 beside what OpenFHE 1.6.1 builds (BFV, HYBRID key switching, 60-bit primes; P measured
     # from the key's towers: OpenFHE 1.6.1 BFV takes one 60-bit special prime more than ceil(digit bits / 60)).
     _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 15, special_bits=60,
-         depth=23, ks_digits=14, tags=("omr",),
+         depth=23, ks_digits=14, plain_depth=False, tags=("omr",),
          source="SophOMR paper Table 4 (PerfOMR, SEAL): n=2^15, p=65537, log Q=857, log PQ=917 (one 60-bit special "
                 "prime), lambda=120.9 by the paper's lattice estimator",
          note="Below 128 bits as in the paper: needs insecure=True (OpenFHE HEStd_NotSet). OpenFHE 1.6.1 with depth 23 "
@@ -308,6 +308,10 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
          tags=("test",), source="hepkg tests: tiny insecure BFV ring"),
     _set(name="toy-bfv-omr", scheme="bfv", n=1024, plain_modulus=12289, qi_bits=(60,) * 25, depth=23,
          tags=("test",), source="hepkg tests: the OMR detector on a tiny insecure ring (PS with q' = p = 12289)"),
+    _set(name="toy-bfv-omr-perf", scheme="bfv", n=4096, plain_modulus=65537, qi_bits=(60,) * 15, special_bits=60,
+         depth=23, ks_digits=3, plain_depth=False, tags=("test",),
+         source="hepkg tests and quick runs: bfv-omr-perf's plaintext modulus and depth (3 key-switching digits) on an "
+                "insecure 4096 ring (PerfOMR's PS parameters, k <= 4)"),
     _set(name="toy-bfv-omr-soph", scheme="bfv", n=4096, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=420,
          depth=28, ks_digits=3, plain_depth=False, tags=("test",),
          source="hepkg tests and quick runs: bfv-omr-soph's plaintext modulus, depth and key switching on an "

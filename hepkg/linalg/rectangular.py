@@ -20,6 +20,10 @@ generated diagonal by diagonal, and what depends on the row alone is computed on
   sums that a block summation (rotations by K, 2K, ..., n/4, then the row swap) completes:
   slot r < K holds ``(M v)[r]``. ``s (b - 1) + K/b - 1 + log2(n / 2K)`` rotations and one swap,
   ``s K`` plaintext products; keys for 1, b, K, 2K, ..., n/4 and the swap.
+- **Square** (a dense n x n map of all n slots, both rows: PerfOMR's SlotToCoeff): baby steps of v
+  and of its row swap, ``d_j^h[t] = M[t, col_h(t, j)]`` with ``col_h`` the slot that a row rotation
+  by j of v (h = 0) or of swap(v) (h = 1) brings to t, giant steps by Horner. ``2 (b - 1) + n/(2b) - 1``
+  rotations and one swap, n plaintext products; keys for 1, b and the swap.
 
 Every product is checked against :func:`tall_numpy` / :func:`wide_numpy` in the tests.
 """
@@ -32,8 +36,8 @@ import numpy as np
 
 from .rotsum import rotate_and_sum, rotation_steps_for_sum
 
-__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "tall_matvec", "wide_matvec",
-           "tall_numpy", "wide_numpy", "tall_counts", "wide_counts"]
+__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "tall_matvec", "wide_matvec", "square_matvec",
+           "tall_numpy", "wide_numpy", "square_numpy", "tall_counts", "wide_counts", "square_counts"]
 
 Entries = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -171,6 +175,27 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
     return ctx.add(out, ctx.swap_columns(out))
 
 
+def square_matvec(ctx, ct, matrix, *, b: int | None = None):
+    """M v for a dense ``n x n`` map of all n slots (both rows; slot t = row * n/2 + column)."""
+    entries, shape = _entries(matrix)
+    n, t = ctx.slots, ctx.plain_modulus
+    half = n // 2
+    if shape is not None and shape != (n, n):
+        raise ValueError(f"the matrix has shape {shape}, expected (n, n) = ({n}, {n})")
+    b = _pow2_divisor("b", b or _default_b(half, math.sqrt(half / 2)), half, "n/2")
+    babies = _baby(ctx, ct, b) + _baby(ctx, ctx.swap_columns(ct), b)
+    slot = np.arange(n)
+    row, pos = slot // half, slot % half
+    source_row = np.concatenate([np.broadcast_to(row, (b, n)), np.broadcast_to(1 - row, (b, n))])
+
+    def partial(g):
+        """The 2b diagonals of giant step g (h = 0 babies first), then their products."""
+        cols = source_row * half + (pos + g * b + np.tile(np.arange(b), 2)[:, None]) % half
+        d = np.broadcast_to(entries(slot, cols), (2 * b, n))
+        return ctx.dot_plain(babies, list(row_rotate(d, -g * b, n) % t))
+    return _horner(ctx, partial, half // b, b)
+
+
 def _dense(entries: Entries, rows: int, cols: int) -> np.ndarray:
     r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     return np.asarray(entries(r.ravel(), c.ravel()), dtype=object).reshape(rows, cols)
@@ -188,6 +213,12 @@ def wide_numpy(matrix, v, K: int, N: int, t: int) -> np.ndarray:
     return (_dense(entries, K, N) @ np.asarray(v, dtype=object)) % t
 
 
+def square_numpy(matrix, v, n: int, t: int) -> np.ndarray:
+    """(M v) mod t, exactly, for the square product's checks."""
+    entries, _ = _entries(matrix)
+    return (_dense(entries, n, n) @ np.asarray(v, dtype=object)) % t
+
+
 def tall_counts(N: int, k: int, n: int, b: int, matrices: int = 1) -> dict[str, int]:
     """Table 2's costs of the tall MatMul (Alg. 8; Alg. 7 at b = k), for matrices sharing the baby steps."""
     s = math.ceil(N / n)
@@ -200,3 +231,9 @@ def wide_counts(K: int, N: int, n: int, b: int) -> dict[str, int]:
     s = math.ceil(N / n)
     return {"mul_pt": s * K, "rotate": s * (b - 1) + (K // b - 1) + int(math.log2(n // (2 * K))), "swap": 1,
             "rotation_keys": len(wide_steps(K, b, n)) + 1}
+
+
+def square_counts(n: int, b: int) -> dict[str, int]:
+    """Costs of the square MatMul: baby steps of v and swap(v), Horner giant steps."""
+    return {"mul_pt": n, "rotate": 2 * (b - 1) + n // (2 * b) - 1, "swap": 1,
+            "rotation_keys": len(tall_steps(n // 2, b)) + 1}

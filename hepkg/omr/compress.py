@@ -172,17 +172,19 @@ def stacked_matrix(payload_slots, k: int, p: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PerfOMRCode:
-    """PerfOMR's seeded hashing for N messages mod p with at most k pertinent: ``repetitions`` x
-    ``buckets`` index buckets of 3 slots and K = 53 ceil(k / 50) weighted payload buckets."""
+    """PerfOMR's seeded hashing for N messages (or bundles of ``nu`` messages, Sec. 3.4.4: v counts a
+    bundle's pertinent members, 0..nu) mod p with at most k pertinent: ``repetitions`` x ``buckets``
+    index buckets of 3 slots and K = 53 ceil(k / 50) weighted payload buckets."""
     N: int
     p: int
     k: int = 50
     repetitions: int = 16
     buckets: int = 400
     seed: int = 0
+    nu: int = 1
 
     def __post_init__(self):
-        for name in ("N", "k", "repetitions", "buckets"):
+        for name in ("N", "k", "repetitions", "buckets", "nu"):
             _count(name, getattr(self, name))
         _count("seed", self.seed, 0)
         _prime(self.p)
@@ -222,6 +224,8 @@ def perfomr_compress_indices(v, code: PerfOMRCode) -> np.ndarray:
     v = _residues(v, 1, p, "pertinency vector v")
     if len(v) != code.N:
         raise ValueError(f"pertinency vector has length {len(v)}, the code is for N={code.N}")
+    if v.size and v.max() > code.nu:
+        raise ValueError(f"pertinency counts must be in [0, nu={code.nu}], got {int(v.max())}")
     nz = np.flatnonzero(v)
     terms = np.stack([v[nz] * (nz // p) % p, v[nz] * (nz % p) % p, v[nz]], axis=1)   # (m, 3), each < p
     flat = (np.arange(code.repetitions)[:, None] * code.buckets + code.assignment[:, nz]).ravel()

@@ -143,8 +143,14 @@ def _code(code) -> PerfOMRCode:
     return code
 
 
-def perfomr_decode_indices(buckets, code: PerfOMRCode) -> np.ndarray:
-    """PerfOMR's index decoding: sorted 0-based indices from the (repetitions, buckets, 3) buckets."""
+def perfomr_decode_indices(buckets, code: PerfOMRCode, *, counts: bool = False):
+    """PerfOMR's index decoding: sorted 0-based indices (and, with ``counts``, each one's count 1..nu)
+    from the (repetitions, buckets, 3) buckets.
+
+    A bucket whose counter c is in 1..nu names index (Acc_hi / c) p + Acc_lo / c; a candidate is kept if
+    its bucket in every repetition holds a counter >= c, and kept candidates are peeled off until the
+    counters' total is reached. The result must re-compress to exactly the buckets.
+    """
     code = _code(code)
     p = code.p
     b = _residues(buckets, 3, p, "index buckets")
@@ -155,20 +161,33 @@ def perfomr_decode_indices(buckets, code: PerfOMRCode) -> np.ndarray:
     if (totals != totals[0]).any():
         raise DecodeError(f"repetitions disagree on the number of pertinent messages: {sorted(set(totals.tolist()))}")
     total = int(totals[0])
-    if total > code.k:
+    if total > code.k * code.nu:
         raise DecodeOverflow(code.k, f"the counters add up to {total}")
-    single = b[..., 2] == 1
-    found = np.unique(b[..., 0][single] * p + b[..., 1][single])
-    if found.size and found[-1] >= code.N:
-        raise DecodeError(f"a bucket holds index {int(found[-1])}, not a message of N={code.N}")
-    if found.size < total:
-        raise DecodeError(f"{total - found.size} of {total} pertinent messages collided in all {code.repetitions} "
-                          f"repetitions (PerfOMR's decoding failure)")
+    inverse = np.array([0] + [pow(c, -1, p) for c in range(1, code.nu + 1)], np.int64)
     v = np.zeros(code.N, np.int64)
-    v[found] = 1
-    if found.size > total or not np.array_equal(perfomr_compress_indices(v, code), b):
+    residual = b.copy()
+    while int(v.sum()) < total:
+        ctr = residual[..., 2]
+        hit = (ctr >= 1) & (ctr <= code.nu)
+        c = ctr[hit]
+        idx = residual[..., 0][hit] * inverse[c] % p * p + residual[..., 1][hit] * inverse[c] % p
+        ok = idx < code.N
+        idx, c = idx[ok], c[ok]
+        rows = np.arange(code.repetitions)[:, None]
+        ok = (residual[rows, code.assignment[:, np.minimum(idx, code.N - 1)], 2] >= c).all(axis=0) & (v[idx] == 0)
+        fresh = np.zeros(code.N, np.int64)
+        fresh[idx[ok]] = c[ok]
+        if not fresh.any():
+            raise DecodeError(f"{total - int(v.sum())} of {total} pertinent messages collided in all "
+                              f"{code.repetitions} repetitions (PerfOMR's decoding failure)")
+        v += fresh
+        residual = (residual - perfomr_compress_indices(np.minimum(fresh, code.nu), code)) % p
+    found = np.flatnonzero(v)
+    if found.size > code.k:
+        raise DecodeOverflow(code.k, f"{found.size} pertinent messages decoded")
+    if int(v.sum()) != total or not np.array_equal(perfomr_compress_indices(v, code), b):
         raise DecodeError(f"index buckets are inconsistent with the {found.size} indices they name (corrupted digest)")
-    return found
+    return (found, v[found]) if counts else found
 
 
 def perfomr_decode_payloads(e, indices, code: PerfOMRCode) -> np.ndarray:
@@ -198,7 +217,10 @@ def perfomr_decode_payloads(e, indices, code: PerfOMRCode) -> np.ndarray:
     return x
 
 
-def perfomr_decode(index_buckets, payload_buckets, code: PerfOMRCode) -> tuple[np.ndarray, np.ndarray]:
-    """PerfOMR's receiver: (sorted 0-based pertinent indices, their (|I|, t) payload slots)."""
-    indices = perfomr_decode_indices(index_buckets, code)
-    return indices, perfomr_decode_payloads(payload_buckets, indices, code)
+def perfomr_decode(index_buckets, payload_buckets, code: PerfOMRCode):
+    """PerfOMR's receiver: (sorted 0-based pertinent indices, their counts, their (|I|, t) payload slots);
+    the payload buckets hold each index's payload times its count, divided out here."""
+    indices, counts = perfomr_decode_indices(index_buckets, code, counts=True)
+    x = perfomr_decode_payloads(payload_buckets, indices, code)
+    inverse = np.array([pow(int(c), -1, code.p) for c in counts], np.int64)
+    return indices, counts, x * inverse[:, None] % code.p

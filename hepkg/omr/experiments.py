@@ -17,20 +17,37 @@ from hepkg.bench.child import in_child
 from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from . import detector as D
+from . import perfomr as PF
 from .board import bulletin_board
 from .signaling import PARAMS as PS_PARAMS
 
 __all__ = ["measure", "measure_here", "counts", "estimated_peak_bytes", "decode_times", "sizes"]
 
-_DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None)
+_DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None, nu=2,
+                 b_unpack=None)
+
+
+def _layout(cfg: dict):
+    ps = PS_PARAMS[cfg["ps"]]
+    n = he.get_params(cfg["params"]).n
+    if cfg["scheme"] in PF.PERF_SCHEMES:
+        return PF.perf_layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"], nu=cfg["nu"],
+                              b_unpack=cfg["b_unpack"], **{k: cfg[k] for k in ("repetitions", "buckets") if k in cfg})
+    return D.layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"],
+                    b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+
+
+def _parties(ctx, board, lay):
+    """(receiver, detector) of the layout's scheme."""
+    perf = isinstance(lay, PF.PerfLayout)
+    receiver = (PF.PerfReceiver if perf else D.Receiver)(ctx, board.sk, lay)
+    return receiver, (PF.PerfDetector if perf else D.Detector)(receiver.detection_key())
 
 
 def _setup(cfg: dict):
     """(layout, board) of a config: ``params`` (BFV set), ``ps`` (PS set name), ``scheme``, ``N``, ``k``, ..."""
     ps = PS_PARAMS[cfg["ps"]]
-    n = he.get_params(cfg["params"]).n
-    lay = D.layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"],
-                   b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+    lay = _layout(cfg)
     board = bulletin_board(cfg["N"], cfg.get("pertinent", cfg["k"]), ps, payload_bytes=cfg["payload_bytes"],
                            others=0, seed=cfg["seed"])
     return lay, board
@@ -51,10 +68,22 @@ def _phase_columns(digest: D.Digest) -> dict:
     return out
 
 
-def _check(lay: D.Layout, board, found) -> bool:
+def _check(lay, board, found) -> bool:
+    """Retrieved = planted: indices and payloads; for PerfOMR, bundles, their counts and every member's payload."""
+    if isinstance(lay, PF.PerfLayout):
+        bundles, counts, payloads = found
+        B = lay.code(board.N).N
+        want = np.unique(board.pertinent % B)
+        ok = np.array_equal(bundles, want) and np.array_equal(counts, np.bincount(board.pertinent % B)[want])
+        return bool(ok and (payloads is None or np.array_equal(
+            payloads, PF.bundle_payloads(board.slots, lay, board.N)[want])))
     idx, payloads = found
     ok = np.array_equal(idx, board.pertinent)
     return bool(ok and (payloads is None or np.array_equal(payloads, board.slots[board.pertinent])))
+
+
+def _payloads(lay, board):
+    return board.slots if lay.scheme in ("sophomr", "perfomr") else None
 
 
 def measure_here(config: dict) -> list[dict]:
@@ -68,26 +97,29 @@ def measure_here(config: dict) -> list[dict]:
     rss_ok = reset_peak_rss()
     t0 = time.perf_counter()
     ctx = _context(cfg["backend"], cfg, lay)
-    receiver = D.Receiver(ctx, board.sk, lay)
-    key = receiver.detection_key()
+    receiver, detector = _parties(ctx, board, lay)
     keygen_s = time.perf_counter() - t0
     sizes = ctx.key_sizes()
     setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
-                 b_affine=lay.b_affine, b_compress=lay.b_compress,
-                 K=lay.K, detection_key_bytes=sum(sizes.values()) + ctx.nbytes(key.sk), **{f"{k}_bytes": v for k, v in sizes.items()})
-    detector = D.Detector(key)
+                 b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
+                 K=lay.K, detection_key_bytes=sum(sizes.values()) + ctx.nbytes(detector.key.sk),
+                 **{f"{k}_bytes": v for k, v in sizes.items()})
     rows = []
     for rep in range(cfg["reps"]):
         t0 = time.perf_counter()
-        digest = detector.digest(board.clues, board.slots if lay.scheme == "sophomr" else None)
+        digest = detector.digest(board.clues, _payloads(lay, board))
         digest_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         found = receiver.retrieve(digest)
         retrieve_s = time.perf_counter() - t0
+        cts = digest.ciphertexts if isinstance(digest, PF.PerfDigest) else [digest.ciphertext]
+        pre = digest.phases.get("preprocess", {}).get("wall_s", 0.0)     # PerfOMR's, excluded (Remark 4)
         rows.append(setup | _phase_columns(digest) | dict(
-            rep=rep, digest_s=digest_s, retrieve_s=retrieve_s, digest_bytes=digest.ciphertext.ctx.nbytes(digest.ciphertext),
-            digest_he_s=sum(p["he_s"] for p in digest.phases.values()), correct=_check(lay, board, found)))
-    key.context.close()
+            rep=rep, digest_s=digest_s - pre, preprocess_s=pre, retrieve_s=retrieve_s,
+            digest_bytes=sum(c.ctx.nbytes(c) for c in cts),
+            digest_he_s=sum(p["he_s"] for name, p in digest.phases.items() if name != "preprocess"),
+            correct=_check(lay, board, found)))
+    detector.key.context.close()
     ctx.close()
     peak = peak_rss() if rss_ok else float("nan")
     return [r | dict(rss_peak_bytes=peak) for r in rows]
@@ -98,8 +130,7 @@ def estimated_peak_bytes(config: dict) -> int:
     outputs, 8 temporaries) + the board (clues and payload slots as int64) + 0.5 GB, times 1.1."""
     cfg = _DEFAULTS | dict(config)
     ps = PS_PARAMS[cfg["ps"]]
-    lay = D.layout(ps, he.get_params(cfg["params"]).n, scheme=cfg["scheme"], k=cfg["k"],
-                   payload_bytes=cfg["payload_bytes"], b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+    lay = _layout(cfg)
     with he.context(cfg["backend"], cfg["params"], rotations=[1], policy="exact", insecure=cfg["insecure"]) as ctx:
         sizes = ctx.key_sizes()
         ct = ctx.nbytes(ctx.encrypt([0]))
@@ -118,13 +149,13 @@ def counts(config: dict) -> list[dict]:
     """Op counts of one digest on ``sim`` at a full-size parameter set (Tables 1-2 checked by the caller), checked retrieval."""
     cfg = _DEFAULTS | dict(config) | dict(backend="sim")
     lay, board = _setup(cfg)
-    ctx = _context("sim", cfg, lay)
-    receiver = D.Receiver(ctx, board.sk, lay)
-    digest = D.Detector(receiver.detection_key()).digest(board.clues, board.slots if lay.scheme == "sophomr" else None)
+    receiver, detector = _parties(_context("sim", cfg, lay), board, lay)
+    digest = detector.digest(board.clues, _payloads(lay, board))
     ok = _check(lay, board, receiver.retrieve(digest))
     phases = [dict(phase=name, **{k: v for k, v in ph.items() if k not in ("wall_s", "he_s", "encode_s", "costs")})
               for name, ph in digest.phases.items()]
-    return [p | dict(n=lay.n, payload_bytes=cfg["payload_bytes"], b_affine=lay.b_affine, b_compress=lay.b_compress, K=lay.K,
+    return [p | dict(n=lay.n, payload_bytes=cfg["payload_bytes"], b_affine=lay.b_affine, K=lay.K,
+                     b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
                      rotation_keys=len(lay.steps) + 1, correct=ok) for p in phases]
 
 

@@ -28,7 +28,7 @@ __all__ = ["SETS", "OPENFHE", "p_limbs", "key_bytes", "ciphertext_bytes", "table
            "measured_sizes", "detection_key", "digest_sizes"]
 
 #: hepkg parameter set per scheme (SophOMD uses SophOMR's set, Sec. 5 l.1663)
-SETS = {"perfomr": "bfv-omr-perf", "sophomr": "bfv-omr-soph", "sophomd": "bfv-omr-soph"}
+SETS = {"perfomr": "bfv-omr-perf", "perfomd": "bfv-omr-perf", "sophomr": "bfv-omr-soph", "sophomd": "bfv-omr-soph"}
 _N, _LIMB = 2 ** 16, 60
 #: The paper's (authors' code) OpenFHE settings and the compression / ring-switch context (Table 5, AUTHORS_CODE).
 PAPER_DNUM = REF.AUTHORS_CODE["openfhe"]["dnum"]
