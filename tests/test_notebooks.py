@@ -136,9 +136,9 @@ def check_facesearch(folder):
 def check_omr(folder):
     t3 = pd.read_csv(folder / "tab3_digest.csv")
     measured = t3[(t3.status == "measured") & (t3.quantity == "Digest (s)")]
-    assert set(measured.scheme) == {"sophomr", "sophomd"} and measured.correct.astype(bool).all()
-    assert (measured.ours > 0).all() and (measured.overhead >= 1).all()
-    assert set(t3[t3.status == "paper"].scheme) == {"perfomr", "perfomd"}
+    assert set(measured.scheme) == {"sophomr", "sophomd", "perfomr", "perfomd"}
+    assert measured.correct.astype(bool).all() and (measured.ours > 0).all() and (measured.overhead >= 1).all()
+    assert (measured.params[measured.scheme.str.startswith("perf")] == "toy-bfv-omr-perf").all()
     counts = pd.read_csv(folder / "tab1_2_counts.csv")
     assert counts.correct.astype(bool).all() and counts.matches_formula.astype(bool).all()
     rc = counts[counts.phase == "range_check"]
@@ -154,7 +154,8 @@ def check_omr(folder):
         assert claims[key]["status"] in (("not measured",) if len(measured.query("N == 4096")) else
                                          ("holds", "fails")), claims[key]
     assert claims["omr.table7_speedups_consistent"]["status"] == "fails"   # the paper's misprint
-    assert claims["omr.digest_speedup_2_16"]["status"] == "not measured"  # PerfOMR is not built
+    for key in ("omr.digest_speedup_2_16", "omr.compress_speedup_2_16", "omr.affine_faster"):
+        assert claims[key]["status"] == "not measured", claims[key]   # quick measures PerfOMR at a toy set only
     for name in ("run.json", "fig2_phases.png", "tab7_modelled.csv", "raw/digests.csv", "sizes_measured.csv"):
         assert (folder / name).exists(), name
 
