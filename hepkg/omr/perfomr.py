@@ -8,7 +8,9 @@ The detector follows the SophOMR authors' benchmark fork of PerfOMR (keewoolee/P
    ciphertext c counts the pertinent messages of bundle j = c n + i, whose members are j + m B (m < nu,
    B = s' n bundles);
 3. **PVUnpack** (Sec. 3.4.1, :mod:`hepkg.omr.unpack`): SlotToCoeff at four primes, then oblivious expansion at
-   two: one ciphertext per bundle, its count in every slot. Building and encoding SlotToCoeff's n plaintext
+   three: one ciphertext per bundle, its count in every slot. (At two primes, the authors' compression modulus,
+   n = 2^15 leaves too little room: the index buckets decrypted wrong in 2 of 4 full-size runs, the 15
+   expansion levels and the 2^15 leaf x bucket products taking the noise to within a few bits of q / 2t.) Building and encoding SlotToCoeff's n plaintext
    diagonals is the part PerfOMR excludes as *preprocessing* (Remark 4): it is timed apart;
 4. **Compression** (Sec. 3.4.2-3.4.3): every leaf times its bundle's index plaintext (in each of 16
    repetitions, its bucket of 400 gets the two base-p digits of j and a counter 1) and, for PerfOMR, its
@@ -39,7 +41,7 @@ __all__ = ["PERF_SCHEMES", "PerfLayout", "perf_layout", "perf_counts", "PerfDige
 
 PERF_SCHEMES = ("perfomr", "perfomd")
 #: Data primes of the authors' SlotToCoeff context, of the expansion and compression context, and of the digest.
-UNPACK_LIMBS, EXPAND_LIMBS = 4, 2
+UNPACK_LIMBS, EXPAND_LIMBS = 4, 3
 _CHUNK = 32               # leaves per accumulated dot product
 
 
