@@ -83,12 +83,9 @@ def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payloa
     """The layout for BFV slot count n: baby steps default to the fewest rotations for a board of n messages."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    if not isinstance(ps, PSParams):
-        raise TypeError(f"ps must be PSParams, got {type(ps).__name__}")
+    check_ring(ps, n)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k < ps.q:
         raise ValueError(f"k must be an integer in [1, p={ps.q}), got {k!r}")
-    if (n // 2) % ps.n:
-        raise ValueError(f"n'={ps.n} must divide the BFV row of n/2={n // 2} slots (sparse packing)")
     t = payload_slots(payload_bytes, ps.q) if scheme == "sophomr" else 0
     rows = (t + 1) * k
     K = 1 << (rows - 1).bit_length()
@@ -224,6 +221,14 @@ class Detector:
         b = np.zeros((s * n, lay.ps.l), np.int64)
         b[:N] = clues.b
         return [[ctx.add(prods[j][i], b[i * n:(i + 1) * n, j]) for j in range(lay.ps.l)] for i in range(s)]
+
+
+def check_ring(ps, n: int) -> None:
+    """``ps`` is a PSParams whose n' divides the BFV row of n/2 slots (sparse packing)."""
+    if not isinstance(ps, PSParams):
+        raise TypeError(f"ps must be PSParams, got {type(ps).__name__}")
+    if (n // 2) % ps.n:
+        raise ValueError(f"n'={ps.n} must divide the BFV row of n/2={n // 2} slots (sparse packing)")
 
 
 def _keep_limbs(ctx: Context, ct: Ciphertext, limbs: int) -> Ciphertext:

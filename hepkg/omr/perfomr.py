@@ -32,7 +32,7 @@ from ..linalg.rectangular import tall_counts, tall_steps
 from .board import PAYLOAD_BYTES, payload_slots
 from .compress import INDEX_SLOTS, PerfOMRCode
 from .decode import perfomr_decode, perfomr_decode_indices
-from .detector import DetectionKey, Detector, Receiver, _keep_limbs, _phase
+from .detector import DetectionKey, Detector, Receiver, _keep_limbs, _phase, check_ring
 from .rangecheck import range_check, range_check_counts
 from .signaling import Clue, PSParams
 from .unpack import expand, slots_to_coeffs, unpack_counts, unpack_steps
@@ -91,12 +91,9 @@ def perf_layout(ps: PSParams, n: int, *, scheme: str = "perfomr", k: int = 50, p
     """The layout for slot count n (baby steps default to the authors' 2^ceil(log2 sqrt(n/4)): 128 at 2^15)."""
     if scheme not in PERF_SCHEMES:
         raise ValueError(f"scheme must be one of {PERF_SCHEMES}, got {scheme!r}")
-    if not isinstance(ps, PSParams):
-        raise TypeError(f"ps must be PSParams, got {type(ps).__name__}")
+    check_ring(ps, n)
     if not isinstance(nu, (int, np.integer)) or isinstance(nu, bool) or not 1 <= nu < ps.q:
         raise ValueError(f"the bundle size nu must be an integer in [1, p), got {nu!r}")
-    if (n // 2) % ps.n:
-        raise ValueError(f"n'={ps.n} must divide the BFV row of n/2={n // 2} slots (sparse packing)")
     t = payload_slots(payload_bytes, ps.q) if scheme == "perfomr" else 0
     b = b_unpack or 1 << math.ceil(math.log2(math.sqrt(n / 4)))
     if not isinstance(b, (int, np.integer)) or b < 1 or (n // 2) % b:
