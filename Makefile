@@ -9,6 +9,7 @@ ONLY ?=
 EXECUTOR ?= inline
 COMPUTE ?= cpu
 PYTEST_ARGS ?=
+comma := ,
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -31,6 +32,9 @@ reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|fu
 figures: $(STAMP) ## rebuild every table, figure and claim from the committed raw tables (artifacts/*/raw), computing nothing
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --render-only $(if $(ONLY),--only $(ONLY))
 
+bench: $(STAMP) ## hepkg beside the authors' public code (checkouts: HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv) -> artifacts/bench
+	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
+
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
 
@@ -47,4 +51,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow reproduce figures bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow reproduce figures bench bench-ops lab docker clean distclean

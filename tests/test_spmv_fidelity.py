@@ -27,7 +27,7 @@ def test_client_b_gets_the_public_key_only_and_keys_are_charged_alike():
     for method, run in RUNS.items():
         out = run(m, v)
         assert np.array_equal(out.y, m @ v), method
-        assert set(out.timings) == {"keygen", "client_a", "client_b", "cloud", "decrypt", "total"}, method
+        assert set(out.timings) == {"keygen", "key_transfer", "client_a", "client_b", "cloud", "decrypt", "total"}, method
         assert {"keys_to_cloud", "keys_to_b"} <= set(out.traffic), method
     assert run_diagonal(m, v).traffic["keys_to_b"] > 0
     assert run_rowwise(m, v).traffic["keys_to_b"] == 0  # Client B holds the keys

@@ -27,7 +27,7 @@ def test_a_to_b_message_depends_on_the_pattern_only():
     a, b = ClientA(ones), ClientA(heavy)
     assert a.column_index_message() == b.column_index_message()
     meta, arrays, blobs = messages.unpack(a.column_index_message(), "spmv/column-index")
-    assert set(meta) == {"plan", "encoding"} and set(arrays) == {"CI", "CP"} and not blobs
+    assert set(meta) == {"plan", "drop_primes", "encoding"} and set(arrays) == {"CI", "CP"} and not blobs
     assert a.vector_bound == b.vector_bound
 
 

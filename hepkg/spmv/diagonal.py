@@ -159,6 +159,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
         runs = _runs(aq, period, dense)
     with clock("keygen"):
         ctx = he.context(backend, params, rotations=sorted({r[1] for r in runs}), policy=policy, insecure=insecure)
+    with clock("key_transfer"):
         public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
         cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
         client_b = he.require_public(he.load_context(b_keys), "Client B")

@@ -306,7 +306,7 @@ def grid_row(config: dict) -> dict:
     else:
         out = run_config(csr, method, cfg["backend"], cfg["params"], policy=cfg["policy"], seed=cfg["seed"],
                          memory=mode == "memory", name=name)
-    return out | row | dict(time_s=out["time_total"] - out["time_keygen"])
+    return out | row | dict(time_s=out["time_total"] - out["time_keygen"] - out.get("time_key_transfer", 0.0))
 
 
 def _in_new_interpreter(config: dict) -> dict:

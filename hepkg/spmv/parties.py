@@ -64,6 +64,23 @@ def as_vector(vector, n: int) -> np.ndarray:
     return v
 
 
+def check_drop(drop_primes, params, backend: str) -> int:
+    """The number of data primes the clients drop after encrypting (modulus switching: smaller ciphertexts,
+    cheaper products and key switches). BFV only, on a backend that reports the noise budget, so that
+    decryption refuses a result whose noise the lower modulus could not hold (never a wrong product)."""
+    if isinstance(drop_primes, (bool, np.bool_)) or not isinstance(drop_primes, (int, np.integer)) or drop_primes < 0:
+        raise ValueError(f"drop_primes must be a non-negative integer, got {drop_primes!r}")
+    if drop_primes and (params.scheme == "ckks" or not he.backend_class(backend).has_noise_budget):
+        raise ValueError(f"drop_primes needs BFV on a backend that reports the noise budget (pyfhel); "
+                         f"got {params.scheme} on {backend!r}")
+    return int(drop_primes)
+
+
+def encrypt_low(ctx, values, drop_primes: int):
+    """``values`` encrypted, then ``drop_primes`` data primes dropped."""
+    return ctx.drop_level(ctx.encrypt(values), drop_primes) if drop_primes else ctx.encrypt(values)
+
+
 def _loaded(context):
     """A context received as bytes, loaded (a context object passes through)."""
     return context if isinstance(context, he.Context) else he.load_context(context)
@@ -76,12 +93,13 @@ class ClientA:
     the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
     :func:`run_cssc` times the two apart. ``backend``: 'sim' (the default) encrypts nothing, it
     offers no privacy (op counts and tests only); use a real backend such as 'pyfhel' or
-    'openfhe' to encrypt.
+    'openfhe' to encrypt. ``drop_primes`` (:func:`check_drop`; 0 as the paper): both clients
+    modulus-switch their ciphertexts down by that many primes before sending them.
     """
 
     def __init__(self, matrix, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
                  encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
-                 insecure: bool = False):
+                 insecure: bool = False, drop_primes: int = 0):
         self.params = he.get_params(params)
         self.encoding = encoding or FixedPoint()
         self.cssc = CSSC.from_sparse(matrix)
@@ -90,6 +108,7 @@ class ClientA:
         self._values, self.vector_bound = encode_matrix(self.cssc.VA, self.cssc.entry_rows, self.params,
                                                         self.encoding)
         self._keys = dict(backend=backend, policy=policy, insecure=insecure)
+        self.drop_primes = check_drop(drop_primes, self.params, backend)
 
     @cached_property
     def ctx(self) -> he.Context:
@@ -108,15 +127,16 @@ class ClientA:
     def column_index_message(self) -> bytes:
         """A -> B: CI, CP, the chunk plan and the encoding (nothing that depends on the values)."""
         enc = self.encoding
-        meta = dict(plan=self.plan.to_dict(), encoding=dict(matrix_scale=enc.matrix_scale,
-                                                            vector_scale=enc.vector_scale,
-                                                            vector_bound=enc.vector_bound))
+        meta = dict(plan=self.plan.to_dict(), drop_primes=self.drop_primes,
+                    encoding=dict(matrix_scale=enc.matrix_scale, vector_scale=enc.vector_scale,
+                                  vector_bound=enc.vector_bound))
         ci_dtype = np.int32 if self.cssc.shape[1] < 2 ** 31 else np.int64
         return messages.pack("spmv/column-index", meta, {"CI": self.cssc.CI.astype(ci_dtype), "CP": self.cssc.CP})
 
     def matrix_message(self) -> bytes:
         """A -> cloud: the encrypted value chunks (Algorithm 1 lines 1-3) and the chunk plan."""
-        blobs = [self.ctx.serialize(self.ctx.encrypt(v)) for v in chunk_values(self.cssc.CP, self._values, self.plan)]
+        blobs = [self.ctx.serialize(encrypt_low(self.ctx, v, self.drop_primes))
+                 for v in chunk_values(self.cssc.CP, self._values, self.plan)]
         return messages.pack("spmv/matrix", dict(plan=self.plan.to_dict()), blobs=blobs)
 
     def decrypt_result(self, data: bytes) -> np.ndarray:
@@ -137,6 +157,7 @@ class ClientB:
         self.ctx = he.require_public(_loaded(context), "Client B")
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
+        self.drop_primes = check_drop(meta.get("drop_primes", 0), self.ctx.params, self.ctx.backend)
         enc = FixedPoint(**meta["encoding"])
         self.vector_bound = vector_bound(self.ctx.params, enc, arrays["CP"].size - 1)  # L = len(CP) - 1
         self._values = encode_vector(as_vector(vector, self.plan.shape[1]), self.ctx.params, enc, self.vector_bound)
@@ -144,7 +165,8 @@ class ClientB:
 
     def vector_message(self) -> bytes:
         """B -> cloud: the encrypted reorganized vector, one ciphertext per chunk."""
-        blobs = [self.ctx.serialize(self.ctx.encrypt(v)) for v in reorg_vector(self._values, self._index)]
+        blobs = [self.ctx.serialize(encrypt_low(self.ctx, v, self.drop_primes))
+                 for v in reorg_vector(self._values, self._index)]
         return messages.pack("spmv/vector", {}, blobs=blobs)
 
 
@@ -174,12 +196,13 @@ class Cloud:
 
 def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
              encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
-             insecure: bool = False) -> SpmvResult:
+             insecure: bool = False, drop_primes: int = 0) -> SpmvResult:
     """The whole protocol, party by party, with bytes per direction, op counts and phase times.
 
     ``backend='sim'`` (the default) offers no privacy: its "ciphertexts" are cleartext slots,
     for op counts and fast tests. Encrypt with a real backend ('pyfhel', 'openfhe'); the
-    result records ``backend``, ``params`` and ``insecure``.
+    result records ``backend``, ``params`` and ``insecure``. ``policy`` and ``drop_primes``
+    (see :class:`ClientA`) change the cost, never the product.
     """
     params = he.get_params(params)
     csr = as_csr(matrix, allow_zero=True)
@@ -189,8 +212,10 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     clock = PhaseClock()
     with clock("client_a"):
         a = ClientA(csr, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
-                    block_rows=block_rows, insecure=insecure)
+                    block_rows=block_rows, insecure=insecure, drop_primes=drop_primes)
     with clock("keygen"):
+        a.ctx
+    with clock("key_transfer"):
         cloud_keys, b_keys = a.public_context(), a.encryption_context()
         cloud, b_ctx = Cloud(cloud_keys), he.load_context(b_keys)
     with clock("client_a"):

@@ -88,6 +88,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
         aq, bound = encode_csr(csr, params, enc)
     with clock("keygen"):
         ctx = he.context(backend, params, rotations=rotation_steps_for_sum(period), policy=policy, insecure=insecure)
+    with clock("key_transfer"):
         public = ctx.to_bytes()
         server = he.require_public(he.load_context(public), "the row-wise server")
     with clock("client_b"):

@@ -1,0 +1,150 @@
+"""The authors' CSSC (github.com/EchizenG/CSSC), run from a checkout beside hepkg on the same inputs.
+
+Nothing of theirs is copied into hepkg: :func:`load` imports their ``main.py`` (and its ``utils.py``)
+from the checkout. Their script builds a module-level Pyfhel context at import (n = 2^13,
+``t_bits=20``); :func:`run_authors` replaces it with a timed one at the compared parameters
+(``bfv-8192-default``: t = 65537, SEAL's default modulus, SEAL's default power-of-two Galois keys
+as their ``rotateKeyGen()``) and calls their ``run(matrix, vector)`` on the dense integer matrix.
+Their ``run`` halves a module-level ``cipherSize`` on every call; it is reset before each.
+
+What is timed: ``total_s``, the wall time of their ``run`` (all parties in one process, no key
+transfer, their preprocessing included); ``cloud_s``, their cloud's work (see :func:`run_authors`);
+``he_s``, all their seconds inside Pyfhel.
+
+:func:`versus_run` is the section's part of ``python -m hepkg.bench.versus spmv``: their run and
+:func:`hepkg.spmv.run_cssc` alternating on one matrix, both checked against numpy mod t.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+
+import numpy as np
+
+from hepkg.bench.foreign import timed_pyfhel
+from hepkg.bench.versus import import_script
+
+__all__ = ["REPO", "ENV", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
+
+REPO, ENV, FILES = "EchizenG/CSSC", "HEPKG_AUTHORS_CSSC", ("main.py", "utils.py")
+QUANTITIES = ("e2e_s", "cloud_s")
+PARAMS = "bfv-8192-default"
+
+
+def load(checkout):
+    """Their ``main`` module, imported from ``checkout`` (``ssgetpy``, their downloader, stubbed when
+    absent: the matrices come from hepkg)."""
+    return import_script(checkout, "main", files=FILES, stubs=("ssgetpy",))
+
+
+def authors_context(params):
+    """Their Pyfhel setup (``contextGen``, ``keyGen``, ``relinKeyGen``, ``rotateKeyGen()``) at ``params``
+    (a SEAL-default-modulus BFV set), timed."""
+    if not params.seal_default_modulus or params.scheme != "bfv":
+        raise ValueError(f"the authors' setup takes SEAL's default BFV modulus; {params.name} is not one")
+    return timed_pyfhel(scheme="bfv", n=params.n, t=params.plain_modulus)
+
+
+def run_authors(module, he, matrix, vector) -> tuple[np.ndarray, dict]:
+    """Their ``run`` on ``matrix`` (sparse or dense integers) and ``vector`` with the Pyfhel object ``he``:
+    (the product mod t, in [0, t); {total_s, cloud_s, he_s}). ``cloud_s`` is the wall time of their
+    ``totalSum`` less the decryption it ends with, plus the seconds of the products and relinearizations
+    before it (their cloud's work, with no Python of theirs left out)."""
+    dense = np.asarray(matrix.toarray() if hasattr(matrix, "toarray") else matrix, dtype=np.int64)
+    total_sum, summing = module.totalSum, []
+
+    def timed_total_sum(*args, **kwargs):
+        decrypt = he.seconds["decrypt"]
+        start = time.perf_counter()
+        out = total_sum(*args, **kwargs)
+        summing.append(time.perf_counter() - start - (he.seconds["decrypt"] - decrypt))
+        return out
+
+    module.HE, module.cipherSize, module.totalSum = he, he.n, timed_total_sum
+    before = dict(he.seconds)
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # their tqdm bar
+            y = module.run(dense, [int(x) for x in vector])
+    finally:
+        module.totalSum = total_sum
+    total = time.perf_counter() - start
+    spent = {k: v - before.get(k, 0.0) for k, v in he.seconds.items()}
+    return np.asarray(y, dtype=np.int64) % he.t, dict(
+        total_s=total, cloud_s=sum(summing) + spent.get("multiply", 0.0) + spent.get("relinearize", 0.0),
+        he_s=sum(spent.values()))
+
+
+def versus_cases(scale: str) -> list[str]:
+    """The matrices compared: the issue's four (``random-2000``: 2000 x 2000, 20,000 non-zeros)."""
+    return ["arc130", "494_bus"] if scale == "quick" else ["arc130", "494_bus", "M80PI_n1", "random-2000"]
+
+
+def _matrix(case: str):
+    import scipy.sparse as sp
+
+    if case == "random-2000":
+        rng = np.random.default_rng(2000)
+        return sp.random(2000, 2000, density=0.005, format="csr", random_state=rng,
+                         data_rvs=lambda k: rng.integers(1, 10, k)).astype(np.int64)
+    from hepkg.datasets import load_matrix
+    return load_matrix(case)
+
+
+def versus_run(case: str, checkout, *, reps: int, policy: str = "exact", drop_primes: int = 0, seed: int = 0):
+    """Alternating runs of their ``run`` and :func:`~hepkg.spmv.run_cssc` (``policy``, ``drop_primes``) on ``case``: one row
+    per kept run with ``e2e_s`` (all parties, key generation excluded: hepkg's key transfer counts, theirs
+    has none), ``cloud_s``, ``he_s``, ``overhead`` (= e2e / he), ``correct`` and the cloud's counts (``keyswitch``:
+    the rotations' and the relinearizations' key switches)."""
+    import pandas as pd
+
+    import hepkg.he as he
+    from hepkg.bench import interleaved
+    from hepkg.he.counting import library_seconds
+    from hepkg.he.keys import pow2_terms
+
+    from .experiments import make_operands
+    from .parties import run_cssc
+
+    params = he.get_params(PARAMS)
+    csr, vector, _, encoding = make_operands(_matrix(case), params, "auto", seed)
+    t = params.plain_modulus
+    ref = (csr.astype(np.int64) @ np.asarray(vector, dtype=np.int64)) % t
+    rows = []
+
+    def hepkg_side():
+        before = library_seconds()
+        res = run_cssc(csr, vector, backend="pyfhel", params=params, encoding=encoding, policy=policy,
+                       drop_primes=drop_primes)
+        spent = library_seconds() - before
+        cloud, tm = res.ops["cloud"], res.timings
+        return dict(side="hepkg", e2e_s=tm["total"] - tm["keygen"], cloud_s=tm["cloud"],
+                    he_s=sum(spent.values()) - spent["keygen"],
+                    correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
+                    mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0), keyswitch=cloud.get("keyswitch", 0))
+
+    sides = {"hepkg": hepkg_side}
+    if checkout is not None:
+        module, lib = load(checkout), authors_context(params)
+
+        def authors_side():
+            calls, steps = dict(lib.calls), dict(lib.rotations)
+            y, tm = run_authors(module, lib, csr, vector)
+            rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
+            relin = lib.calls["relinearize"] - calls.get("relinearize", 0)
+            return dict(side="authors", e2e_s=tm["total_s"], cloud_s=tm["cloud_s"], he_s=tm["he_s"],
+                        correct=bool(np.array_equal(y, ref)),
+                        mul_ct=lib.calls["multiply"] - calls.get("multiply", 0), rotate=sum(rot.values()),
+                        keyswitch=relin + sum(v * len(pow2_terms(k, params.n // 2)) for k, v in rot.items()))
+        sides = {"authors": authors_side, "hepkg": hepkg_side}
+
+    def keep(_, out):
+        rows.append(out)
+
+    timing = interleaved(sides, reps=reps, warmup=1, check=keep, progress=False)
+    kept = pd.DataFrame(rows[len(sides):]).reset_index(drop=True)
+    out = pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
+    out["overhead"] = out.e2e_s / out.he_s
+    return out.assign(case=case, params=PARAMS, drop_primes=out.side.map({"hepkg": drop_primes, "authors": 0}),
+                      policy=out.side.map({"hepkg": policy, "authors": "pow2 (SEAL default)"}))
