@@ -106,8 +106,12 @@ def test_summarize_gives_speedups_with_their_spread_and_a_verdict():
     rows = [dict(case="m", side=s, rep=r, e2e_s=t, cloud_s=t / 2, correct=True)
             for r in range(5) for s, t in (("authors", 2.0 + 0.01 * r), ("hepkg", 1.0 + 0.01 * r))]
     s = summarize(pd.DataFrame(rows)).set_index("quantity")
+    assert set(s.side) == {"hepkg"}
     assert s.loc["e2e_s", "speedup"] == pytest.approx(2.02 / 1.02)
     assert s.loc["e2e_s", "verdict"] == "less" and s.loc["cloud_s", "verdict"] == "less"
+    two = summarize(pd.DataFrame(rows + [dict(r, side="hepkg slow", e2e_s=4.0) for r in rows if r["side"] == "hepkg"]))
+    slow = two[(two.side == "hepkg slow") & (two.quantity == "e2e_s")].iloc[0]
+    assert slow.speedup == pytest.approx(2.02 / 4.0) and slow.verdict == "greater"
     alone = summarize(pd.DataFrame([r for r in rows if r["side"] == "hepkg"]))
     assert "speedup" not in alone and alone.hepkg_correct.all()
 
@@ -116,5 +120,9 @@ def test_the_spmv_section_runs_hepkg_alone_without_a_checkout():
     from hepkg.spmv import authors
 
     runs = authors.versus_run("arc130", None, reps=1)
-    assert list(runs.side) == ["hepkg"] and runs.correct.all()
-    assert (runs.e2e_s > runs.cloud_s).all() and (runs.overhead >= 1).all() and (runs.keyswitch == runs.rotate + runs.mul_ct).all()
+    assert list(runs.side) == list(authors.VARIANTS) and runs.correct.all()
+    assert runs.set_index("side").loc["hepkg", "drop_primes"] == 2
+    assert (runs.e2e_s > runs.cloud_s).all() and (runs.overhead >= 1).all()
+    exact = runs[runs.policy == "exact"]
+    assert (exact.keyswitch == exact.rotate + exact.mul_ct).all()  # one key switch per rotation, per product
+    assert (runs.rotate == runs.rotate.iloc[0]).all()

@@ -74,23 +74,27 @@ def import_script(checkout, module: str, files=(), stubs=()):
 
 
 def summarize(runs, quantities=("e2e_s", "cloud_s")):
-    """Per case and quantity: both sides' median and quartiles, the speedup (authors / hepkg medians), the
-    quartiles of the per-round speedups, and the verdict on hepkg (``less``: faster, outside the noise)."""
+    """Per case, hepkg side (every ``side`` but ``authors``) and quantity: hepkg's median and quartiles and,
+    where the authors ran, theirs, the speedup (authors / hepkg medians), the quartiles of the per-round
+    speedups, and the verdict on hepkg (``less``: faster, outside the noise)."""
     import pandas as pd
 
     rows = []
     for case, g in runs.groupby("case", sort=False):
-        a, h = g[g.side == "authors"].set_index("rep"), g[g.side == "hepkg"].set_index("rep")
-        for q in quantities:
-            row = dict(case=case, quantity=q, hepkg_median=h[q].median(), hepkg_q1=h[q].quantile(0.25),
-                       hepkg_q3=h[q].quantile(0.75), reps=len(h), hepkg_correct=bool(h.correct.all()))
-            if len(a):
-                per_round = (a[q] / h[q]).dropna()
-                row |= dict(authors_median=a[q].median(), authors_q1=a[q].quantile(0.25),
-                            authors_q3=a[q].quantile(0.75), speedup=a[q].median() / h[q].median(),
-                            speedup_q1=per_round.quantile(0.25), speedup_q3=per_round.quantile(0.75),
-                            verdict=compare(h[q], a[q]), authors_correct=bool(a.correct.all()))
-            rows.append(row)
+        a = g[g.side == "authors"].set_index("rep")
+        for side, h in g[g.side != "authors"].groupby("side", sort=False):
+            h = h.set_index("rep")
+            for q in quantities:
+                row = dict(case=case, side=side, quantity=q, hepkg_median=h[q].median(),
+                           hepkg_q1=h[q].quantile(0.25), hepkg_q3=h[q].quantile(0.75), reps=len(h),
+                           hepkg_correct=bool(h.correct.all()))
+                if len(a):
+                    per_round = (a[q] / h[q]).dropna()
+                    row |= dict(authors_median=a[q].median(), authors_q1=a[q].quantile(0.25),
+                                authors_q3=a[q].quantile(0.75), speedup=a[q].median() / h[q].median(),
+                                speedup_q1=per_round.quantile(0.25), speedup_q3=per_round.quantile(0.75),
+                                verdict=compare(h[q], a[q]), authors_correct=bool(a.correct.all()))
+                rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -99,10 +103,10 @@ def plot(summary, title: str):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(summary)))
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.3 * len(summary)))
     if "speedup" in summary and summary.speedup.notna().any():
         s = summary.dropna(subset=["speedup"]).reset_index(drop=True)
-        labels = s.case + " " + s.quantity.str.removesuffix("_s")
+        labels = s.case + " " + s.quantity.str.removesuffix("_s") + " (" + s.side + ")"
         colors = sns.color_palette("deep", 2)
         ax.barh(labels, s.speedup, color=[colors[0] if v == "less" else colors[1] for v in s.verdict])
         ax.errorbar(s.speedup, labels, xerr=[s.speedup - s.speedup_q1, s.speedup_q3 - s.speedup],

@@ -12,7 +12,10 @@ transfer, their preprocessing included); ``cloud_s``, their cloud's work (see :f
 ``he_s``, all their seconds inside Pyfhel.
 
 :func:`versus_run` is the section's part of ``python -m hepkg.bench.versus spmv``: their run and
-:func:`hepkg.spmv.run_cssc` alternating on one matrix, both checked against numpy mod t.
+:func:`hepkg.spmv.run_cssc` (in each of :data:`VARIANTS`) alternating on one matrix, every result checked
+against numpy mod t. hepkg multiplies every chunk's sums by the 0/1 mask of its rows (one ct x pt product
+each); their ``totalSum`` skips it on the first chunk, so the slots past its rows, which the key holder
+decrypts, carry that chunk's partial sums. hepkg keeps the mask and pays for it.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import numpy as np
 from hepkg.bench.foreign import timed_pyfhel
 from hepkg.bench.versus import import_script
 
-__all__ = ["REPO", "ENV", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
+__all__ = ["REPO", "ENV", "VARIANTS", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
 
 REPO, ENV, FILES = "EchizenG/CSSC", "HEPKG_AUTHORS_CSSC", ("main.py", "utils.py")
 QUANTITIES = ("e2e_s", "cloud_s")
@@ -92,11 +95,17 @@ def _matrix(case: str):
     return load_matrix(case)
 
 
-def versus_run(case: str, checkout, *, reps: int, policy: str = "exact", drop_primes: int = 0, seed: int = 0):
-    """Alternating runs of their ``run`` and :func:`~hepkg.spmv.run_cssc` (``policy``, ``drop_primes``) on ``case``: one row
-    per kept run with ``e2e_s`` (all parties, key generation excluded: hepkg's key transfer counts, theirs
-    has none), ``cloud_s``, ``he_s``, ``overhead`` (= e2e / he), ``correct`` and the cloud's counts (``keyswitch``:
-    the rotations' and the relinearizations' key switches)."""
+#: hepkg's sides in the comparison: name -> (rotation-key policy, primes dropped by the clients).
+#: ``hepkg`` is the default setting; the others isolate its two levers.
+VARIANTS = {"hepkg": ("exact", 2), "hepkg exact keys": ("exact", 0), "hepkg pow2 keys": ("pow2", 0)}
+
+
+def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
+    """Alternating runs of their ``run`` and :func:`~hepkg.spmv.run_cssc` in each of ``variants`` (name ->
+    (policy, drop_primes); :data:`VARIANTS`) on ``case``: one row per kept run with ``e2e_s`` (all parties,
+    key generation excluded: hepkg's key transfer counts, theirs has none), ``cloud_s``, ``he_s``,
+    ``overhead`` (= e2e / he), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the
+    relinearizations' key switches)."""
     import pandas as pd
 
     import hepkg.he as he
@@ -113,18 +122,21 @@ def versus_run(case: str, checkout, *, reps: int, policy: str = "exact", drop_pr
     ref = (csr.astype(np.int64) @ np.asarray(vector, dtype=np.int64)) % t
     rows = []
 
-    def hepkg_side():
-        before = library_seconds()
-        res = run_cssc(csr, vector, backend="pyfhel", params=params, encoding=encoding, policy=policy,
-                       drop_primes=drop_primes)
-        spent = library_seconds() - before
-        cloud, tm = res.ops["cloud"], res.timings
-        return dict(side="hepkg", e2e_s=tm["total"] - tm["keygen"], cloud_s=tm["cloud"],
-                    he_s=sum(spent.values()) - spent["keygen"],
-                    correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
-                    mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0), keyswitch=cloud.get("keyswitch", 0))
+    def hepkg_side(name, policy, drop_primes):
+        def run():
+            before = library_seconds()
+            res = run_cssc(csr, vector, backend="pyfhel", params=params, encoding=encoding, policy=policy,
+                           drop_primes=drop_primes)
+            spent = library_seconds() - before
+            cloud, tm = res.ops["cloud"], res.timings
+            return dict(side=name, policy=policy, drop_primes=drop_primes, e2e_s=tm["total"] - tm["keygen"],
+                        cloud_s=tm["cloud"], he_s=sum(spent.values()) - spent["keygen"],
+                        correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
+                        mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0),
+                        keyswitch=cloud.get("keyswitch", 0))
+        return run
 
-    sides = {"hepkg": hepkg_side}
+    sides = {}
     if checkout is not None:
         module, lib = load(checkout), authors_context(params)
 
@@ -133,11 +145,12 @@ def versus_run(case: str, checkout, *, reps: int, policy: str = "exact", drop_pr
             y, tm = run_authors(module, lib, csr, vector)
             rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
             relin = lib.calls["relinearize"] - calls.get("relinearize", 0)
-            return dict(side="authors", e2e_s=tm["total_s"], cloud_s=tm["cloud_s"], he_s=tm["he_s"],
-                        correct=bool(np.array_equal(y, ref)),
+            return dict(side="authors", policy="pow2 (SEAL default)", drop_primes=0, e2e_s=tm["total_s"],
+                        cloud_s=tm["cloud_s"], he_s=tm["he_s"], correct=bool(np.array_equal(y, ref)),
                         mul_ct=lib.calls["multiply"] - calls.get("multiply", 0), rotate=sum(rot.values()),
                         keyswitch=relin + sum(v * len(pow2_terms(k, params.n // 2)) for k, v in rot.items()))
-        sides = {"authors": authors_side, "hepkg": hepkg_side}
+        sides["authors"] = authors_side
+    sides |= {name: hepkg_side(name, *lever) for name, lever in (variants or VARIANTS).items()}
 
     def keep(_, out):
         rows.append(out)
@@ -146,5 +159,4 @@ def versus_run(case: str, checkout, *, reps: int, policy: str = "exact", drop_pr
     kept = pd.DataFrame(rows[len(sides):]).reset_index(drop=True)
     out = pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
     out["overhead"] = out.e2e_s / out.he_s
-    return out.assign(case=case, params=PARAMS, drop_primes=out.side.map({"hepkg": drop_primes, "authors": 0}),
-                      policy=out.side.map({"hepkg": policy, "authors": "pow2 (SEAL default)"}))
+    return out.assign(case=case, params=PARAMS)
