@@ -17,8 +17,8 @@ adds a second copy of the vector with one rotation).
 
 ``baseline='authors'`` plans (:mod:`hepkg.gemm.authors`) run as the authors' code does:
 every rotated copy is masked (a window map costs a rotation and a plaintext product),
-products are left unrelinearized and summed as size-3 ciphertexts, and one
-relinearization comes before the first rotation that follows them, or at the end (the
+products are left unrelinearized and summed as size-3 ciphertexts. In both evaluations one
+relinearization comes before the first rotation that follows the products, or at the end (the
 cloud serializes its reply; the authors' in-process code decrypts the size-3 sum directly).
 
 The executor tracks, per register, how many leading slots may be non-zero, which is what
@@ -35,8 +35,8 @@ from hepkg.linalg import linear_transform, rotate_and_sum, rotation_steps_for_su
 from .layout import Layout, SlotMap
 
 PREPROCESS = ("cloud", "client")
-#: 'hepkg': hepkg's evaluation (BSGS where it pays, transposition, logarithmic sums, relinearize
-#: each product); 'authors': the baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
+#: 'hepkg': hepkg's evaluation (BSGS where it pays, transposition, logarithmic sums, products
+#: summed unrelinearized and relinearized once, before their first rotation); 'authors': the baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
 BASELINES = ("hepkg", "authors")
 
 
@@ -190,7 +190,8 @@ def replicate(ctx, reg: Reg, size: int) -> Reg:
 def execute(ctx, steps: list[tuple], regs: dict[str, Reg], authors: bool = False) -> dict[str, Reg]:
     """Run a program of steps on registers (modified in place and returned).
 
-    ``authors``: masked windows, products relinearized once, before their first rotation."""
+    Products are relinearized once, before their first rotation (:func:`linear`); ``authors``: masked
+    windows."""
     P = ctx.period
     for step in steps:
         op, dst = step[0], step[1]
@@ -202,7 +203,7 @@ def execute(ctx, steps: list[tuple], regs: dict[str, Reg], authors: bool = False
             x, y, size = regs[step[2]], regs[step[3]], step[4]
             if min(x.extent, y.extent) > size:
                 x = Reg(ctx.mul_plain(x.ct, np.ones(size, dtype=np.int64)), size)
-            regs[dst] = Reg(ctx.mul(x.ct, y.ct, relin=not authors), min(x.extent, y.extent))
+            regs[dst] = Reg(ctx.mul(x.ct, y.ct, relin=False), min(x.extent, y.extent))
         elif op == "mask":
             keep = step[3]
             regs[dst] = Reg(ctx.mul_plain(regs[step[2]].ct, keep), min(regs[step[2]].extent, keep.size))
