@@ -168,17 +168,22 @@ def linear(ctx, reg: Reg) -> Reg:
     return Reg(ctx.relinearize(reg.ct), reg.extent, reg.cyclic) if reg.ct.size > 2 else reg
 
 
-def apply_map(ctx, reg: Reg, smap: SlotMap, masked: bool = False) -> Reg:
+def apply_map(ctx, reg: Reg, smap: SlotMap, masked: bool = False, rotated: dict | None = None) -> Reg:
     """``U x`` for a register: nothing (identity), one rotation (window) or the diagonal method.
 
     ``masked``: a window is also multiplied by its 0/1 mask (the authors' code masks every
-    rotated copy)."""
+    rotated copy). ``rotated``: the last window taken of each source ciphertext (updated); a window
+    is rotated on from it when that costs fewer key switches (:meth:`Context.rotate_from`)."""
     if smap.cyclic and smap.din < ctx.period and not reg.cyclic:
         raise ValueError("a cyclic map needs its input stored twice")
     if smap.kind == "identity":
         return Reg(reg.ct, reg.extent, reg.cyclic and smap.dout == smap.din)
     if smap.kind == "window" and not masked:
-        return Reg(ctx.rotate(reg.ct, smap.shift), _rot_extent(reg.extent, smap.shift, ctx.period))
+        last = {} if rotated is None else rotated.get(id(reg.ct), {})
+        ct = ctx.rotate_from({0: reg.ct} | last, smap.shift)
+        if rotated is not None:  # the source and its last window only: one ciphertext more held
+            rotated[id(reg.ct)] = {0: reg.ct, smap.shift: ct}
+        return Reg(ct, _rot_extent(reg.extent, smap.shift, ctx.period))
     return Reg(linear_transform(ctx, reg.ct, smap.diagonals(ctx.period), n1=smap.n1), smap.dout)
 
 
@@ -192,13 +197,13 @@ def execute(ctx, steps: list[tuple], regs: dict[str, Reg], authors: bool = False
 
     Products are relinearized once, before their first rotation (:func:`linear`); ``authors``: masked
     windows."""
-    P = ctx.period
+    P, rotated = ctx.period, {}
     for step in steps:
         op, dst = step[0], step[1]
         if op in ("map", "rotsum"):
             regs[step[2]] = linear(ctx, regs[step[2]])
         if op == "map":
-            regs[dst] = apply_map(ctx, regs[step[2]], step[3], authors)
+            regs[dst] = apply_map(ctx, regs[step[2]], step[3], authors, rotated)
         elif op == "mul":
             x, y, size = regs[step[2]], regs[step[3]], step[4]
             if min(x.extent, y.extent) > size:

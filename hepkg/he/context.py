@@ -21,8 +21,8 @@ from . import envelope
 from .counting import HOOKS, OpCounter, timed_hook
 from .envelope import is_hex, is_int
 from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
-                     InsecureParameters, MissingKeyError, NoiseBudgetExhausted, ScaleOverflow, SchemeError,
-                     SecretContextRefused, SecretKeyRequired)
+                     InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted, ScaleOverflow,
+                     SchemeError, SecretContextRefused, SecretKeyRequired)
 from .guard import probe
 from .keys import RotationKeys, as_step
 from .params import BuiltModulus, ParamSet, get_params
@@ -578,7 +578,8 @@ class Context(ABC):
         """Rotations of one ciphertext by several steps, sharing one hoisted decomposition.
 
         Steps with a key of their own go through the backend's hoisted path (native on
-        OpenFHE, a loop elsewhere); composed ``pow2`` rotations fall back to :meth:`rotate`.
+        OpenFHE, a loop elsewhere); composed ``pow2`` rotations are made by :meth:`rotate_from`
+        (from the original or an earlier step, whichever needs fewer key switches).
         """
         self._check(a)
         steps = list(dict.fromkeys(as_step(s) for s in steps))
@@ -592,10 +593,29 @@ class Context(ABC):
             self.counter.add("rotate", len(direct))
             self.counter.add("keyswitch", len(direct))
             out.update({s: self._derive(r, a) for s, r in zip(direct, raws)})
+        have = {0: a} | out
         for s in steps:
             if s not in out:
-                out[s] = self.rotate(a, s)
+                out[s] = have[s] = self.rotate_from(have, s)
         return {s: out[s] for s in steps}
+
+    def rotate_from(self, rotated: dict[int, Ciphertext], k: int) -> Ciphertext:
+        """The rotation by ``k`` of the ciphertext whose rotations by the keys of ``rotated`` are its
+        values (0 -> itself), made from whichever of them needs the fewest key switches: with
+        power-of-two keys, stepping on from the last rotation costs one key switch where rotating the
+        original by k costs several."""
+        k = as_step(k)
+        best, cost = None, None
+        for base in rotated:
+            try:
+                n = len(self.keys.plan(k - base))
+            except MissingRotationKey:
+                continue
+            if cost is None or n < cost:
+                best, cost = base, n
+        if best is None:
+            raise MissingRotationKey(self.keys._missing(k))
+        return self.rotate(rotated[best], k - best)
 
     def swap_columns(self, a: Ciphertext) -> Ciphertext:
         """BFV/BGV: exchange the two rows of N/2 slots."""
