@@ -251,7 +251,13 @@ class OpenFHEContext(Context):
 
     def _load_public(self, payload: bytes):
         cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4, 2 + self.relin_key)
-        cc = ofhe.DeserializeCryptoContextString(cc_b, _BIN)
+        # OpenFHE keeps one crypto context per parameter set for the whole process and hands it to every
+        # later context of those parameters: a deserialized one that differs from what the parameters
+        # build (altered bytes) would corrupt them all. Only the context the parameters build is taken.
+        cc = self._new_cc()
+        if ofhe.Serialize(cc, _BIN) != cc_b:
+            raise CorruptedData(f"the OpenFHE crypto context in the payload is not the one {self.params.name} "
+                                f"builds")
         self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
         tag = self._pk.GetKeyTag()
         in_process = _IN_PROCESS in (mult_b, galois_b)
@@ -264,7 +270,6 @@ class OpenFHEContext(Context):
         if galois_b and not in_process:
             ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
         self._hold(tag)
-        self._bind(cc)
         if in_process:
             self._check_in_process_keys()
         if self.relin_key and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
