@@ -36,7 +36,8 @@ from .layout import Layout, SlotMap
 
 PREPROCESS = ("cloud", "client")
 #: 'hepkg': hepkg's evaluation (BSGS where it pays, transposition, logarithmic sums, products
-#: summed unrelinearized and relinearized once, before their first rotation); 'authors': the baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
+#: summed unrelinearized and relinearized once, before their first rotation); 'authors': the
+#: baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
 BASELINES = ("hepkg", "authors")
 
 
