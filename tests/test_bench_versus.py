@@ -126,3 +126,65 @@ def test_the_spmv_section_runs_hepkg_alone_without_a_checkout():
     exact = runs[runs.policy == "exact"]
     assert (exact.keyswitch == exact.rotate + exact.mul_ct).all()  # one key switch per rotation, per product
     assert (runs.rotate == runs.rotate.iloc[0]).all()
+
+
+# A stand-in for one of the authors' HEGMM classes: its __init__ builds its own keys (skipped by the harness);
+# matrixMul encrypts A column by column and B row by row and sums the outer products (ct x ct, unrelinearized).
+GEMM_STAND_IN = textwrap.dedent("""
+    import numpy as np
+
+    class {cls}(object):
+        def __init__(self, cipherSize):
+            raise AssertionError("the harness must not run their constructor (it generates keys)")
+
+        def matrixMul(self, matrixA, matrixB):
+            assert matrixA.dtype == float and self.cipherSize == self.HE.n
+            m, n = matrixA.shape[0], matrixB.shape[1]
+            acc = None
+            for k in range(matrixA.shape[1]):
+                col = np.repeat(matrixA[:, k].astype(np.int64), n)
+                row = np.tile(matrixB[k].astype(np.int64), m)
+                prod = self.HE.encrypt(col) * self.HE.encrypt(row)
+                acc = prod if acc is None else acc + prod
+            return acc.decrypt()[:m * n].reshape(m, n)
+""")
+
+
+@pytest.fixture
+def gemm_checkout(tmp_path):
+    from hepkg.gemm import authors
+
+    for module, cls in authors.MODULES.values():
+        (tmp_path / f"{module}.py").write_text(GEMM_STAND_IN.format(cls=cls))
+    return tmp_path
+
+
+def test_gemm_runs_their_class_without_its_constructor_on_a_timed_context(gemm_checkout):
+    from hepkg.gemm import authors
+
+    runs = authors.versus_run("3-4-2 hegmm-en", gemm_checkout, reps=1, variants={})
+    row = runs.set_index("side").loc["authors"]
+    assert row.correct and row.status == "ok" and row.mul_ct == 4 and row.rotate == 0 and row.keyswitch == 0
+    assert 0 < row.he_s <= row.e2e_s
+
+
+def test_gemm_e2dm_r_runs_where_their_script_runs_it(gemm_checkout):
+    from hepkg.gemm import authors
+
+    A, B = np.ones((30, 50), dtype=np.int64), np.ones((50, 20), dtype=np.int64)
+    pa, pb = authors._e2dm_r_operands(A, B)  # d = 30 ceil(50 / 30) = 60
+    assert pa.shape == (30, 60) and pb.shape == (60, 60) and np.array_equal(pa @ pb, np.pad(A @ B, ((0, 0), (0, 40))))
+    assert authors._e2dm_r_operands(np.ones((64, 16)), np.ones((16, 64))) is None  # m > l
+    runs = authors.versus_run("5-3-2 e2dm-r", gemm_checkout, reps=1, variants={})
+    assert list(runs.status) == ["N/A"] and "does not run E2DM-R" in runs.reason.iloc[0]
+    assert summarize(runs).empty
+
+
+def test_the_gemm_section_runs_hepkg_alone_without_a_checkout():
+    from hepkg.gemm import authors
+
+    runs = authors.versus_run("4-6-3 hegmm-en", None, reps=1)
+    assert list(runs.side) == list(authors.VARIANTS) and runs.correct.all() and (runs.status == "ok").all()
+    exact, pow2 = (runs.set_index("side").loc[s] for s in ("hepkg", "hepkg pow2 keys"))
+    assert exact.rotate == pow2.rotate and exact.keyswitch <= pow2.keyswitch and exact.mul_ct == 3
+    assert (runs.overhead >= 1).all()

@@ -22,10 +22,10 @@ import types
 
 from .repeat import compare
 
-__all__ = ["find_checkout", "import_script", "summarize", "plot", "main", "SECTIONS"]
+__all__ = ["find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
-SECTIONS = {"spmv": "hepkg.spmv.authors"}
+SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors"}
 
 
 class MissingCheckout(FileNotFoundError):
@@ -73,6 +73,20 @@ def import_script(checkout, module: str, files=(), stubs=()):
         sys.modules.update(saved)
 
 
+def alternate(sides: dict, reps: int):
+    """``sides`` (name -> a function returning a dict of its run's measures) run in alternating rounds
+    after one warm-up round: one row per kept run, ``side``, ``rep``, ``wall_s``, ``cpu_s`` and the dict."""
+    import pandas as pd
+
+    from .repeat import interleaved
+
+    rows = []
+    timing = interleaved(sides, reps=reps, warmup=1, progress=False,
+                         check=lambda name, out: rows.append(dict(side=name) | out))
+    kept = pd.DataFrame(rows[len(sides):]).reset_index(drop=True)
+    return pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
+
+
 def summarize(runs, quantities=("e2e_s", "cloud_s")):
     """Per case, hepkg side (every ``side`` but ``authors``) and quantity: hepkg's median and quartiles and,
     where the authors ran, theirs, the speedup (authors / hepkg medians), the quartiles of the per-round
@@ -80,6 +94,8 @@ def summarize(runs, quantities=("e2e_s", "cloud_s")):
     import pandas as pd
 
     rows = []
+    if "status" in runs:
+        runs = runs[runs.status == "ok"]
     for case, g in runs.groupby("case", sort=False):
         a = g[g.side == "authors"].set_index("rep")
         for side, h in g[g.side != "authors"].groupby("side", sort=False):
@@ -109,7 +125,9 @@ def plot(summary, title: str):
         labels = s.case + " " + s.quantity.str.removesuffix("_s") + " (" + s.side + ")"
         colors = sns.color_palette("deep", 2)
         ax.barh(labels, s.speedup, color=[colors[0] if v == "less" else colors[1] for v in s.verdict])
-        ax.errorbar(s.speedup, labels, xerr=[s.speedup - s.speedup_q1, s.speedup_q3 - s.speedup],
+        # the ratio of the medians may lie outside the quartiles of the per-round ratios
+        xerr = [(s.speedup - s.speedup_q1).clip(lower=0), (s.speedup_q3 - s.speedup).clip(lower=0)]
+        ax.errorbar(s.speedup, labels, xerr=xerr,
                     fmt="none", ecolor="k", capsize=3)
         ax.axvline(1, color="0.3", lw=1)
     ax.set(xlabel="speedup of hepkg over the authors' code (median, per-round quartiles)", title=title)
@@ -121,8 +139,10 @@ def measure(section: str, checkout, *, reps: int, scale: str):
     """One row per kept run of ``section`` (its module's ``versus_cases(scale)`` and ``versus_run``)."""
     import pandas as pd
 
+    from tqdm.auto import tqdm
+
     mod = importlib.import_module(SECTIONS[section])
-    runs = [mod.versus_run(case, checkout, reps=reps) for case in mod.versus_cases(scale)]
+    runs = [mod.versus_run(case, checkout, reps=reps) for case in tqdm(mod.versus_cases(scale), desc=section)]
     return pd.concat(runs, ignore_index=True), mod
 
 

@@ -26,7 +26,7 @@ Where they differ, and why:
 HE-Mult agrees everywhere the paper's shape assumptions hold (tests).
 
 ``baseline='authors'``: closed forms of the methods as the authors' code evaluates them
-(:mod:`hepkg.gemm.authors` lists the rules): every transform one rotation and one mask per
+(:mod:`hepkg.gemm.plan` lists the rules): every transform one rotation and one mask per
 diagonal (a rotation by a multiple of the row length is none), no BSGS, tau(B) stored once,
 the row blocks of E2DM-R and HEGMM-En added one by one (two masked rotations each).
 

@@ -15,7 +15,7 @@ of steps on ciphertexts (:meth:`Plan.run`), the client reads the result
 Before the steps, the cloud applies each operand's preprocessing (and, for E2DM's tau(B),
 adds a second copy of the vector with one rotation).
 
-``baseline='authors'`` plans (:mod:`hepkg.gemm.authors`) run as the authors' code does:
+``baseline='authors'`` plans run as the authors' code does (:mod:`hepkg.gemm.authors` runs that code itself):
 every rotated copy is masked (a window map costs a rotation and a plaintext product),
 products are left unrelinearized and summed as size-3 ciphertexts. In both evaluations one
 relinearization comes before the first rotation that follows the products, or at the end (the
@@ -37,7 +37,7 @@ from .layout import Layout, SlotMap
 PREPROCESS = ("cloud", "client")
 #: 'hepkg': hepkg's evaluation (BSGS where it pays, transposition, logarithmic sums, products
 #: summed unrelinearized and relinearized once, before their first rotation); 'authors': the
-#: baselines as EchizenG/HEGMM evaluates them (:mod:`.authors`).
+#: baselines as EchizenG/HEGMM evaluates them (the rules above).
 BASELINES = ("hepkg", "authors")
 
 

@@ -107,9 +107,10 @@ def is_hex(nbytes: int):
     return check
 
 
-def frame(parts) -> bytes:
-    """Length-prefixed concatenation of byte strings (a backend's public payload)."""
-    return b"".join(struct.pack("<Q", len(p)) + bytes(p) for p in parts)
+def frame(parts) -> list:
+    """Length-prefixed byte strings (a backend's public payload), as a list of parts for :func:`pack` to
+    write back to back: the parts (tens of megabytes of keys) are copied once, into the packed bytes."""
+    return [x for p in parts for x in (struct.pack("<Q", len(p)), p)]
 
 
 def unframe(data, count: int, what: str = "payload") -> list[bytes]:

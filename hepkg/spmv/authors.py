@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from hepkg.bench.foreign import timed_pyfhel
-from hepkg.bench.versus import import_script
+from hepkg.bench.versus import alternate, import_script
 
 __all__ = ["REPO", "ENV", "VARIANTS", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
 
@@ -106,10 +106,7 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     key generation excluded: hepkg's key transfer counts, theirs has none), ``cloud_s``, ``he_s``,
     ``overhead`` (= e2e / he), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the
     relinearizations' key switches)."""
-    import pandas as pd
-
     import hepkg.he as he
-    from hepkg.bench import interleaved
     from hepkg.he.counting import library_seconds
     from hepkg.he.keys import pow2_terms
 
@@ -120,7 +117,6 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     csr, vector, _, encoding = make_operands(_matrix(case), params, "auto", seed)
     t = params.plain_modulus
     ref = (csr.astype(np.int64) @ np.asarray(vector, dtype=np.int64)) % t
-    rows = []
 
     def hepkg_side(name, policy, drop_primes):
         def run():
@@ -129,7 +125,7 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
                            drop_primes=drop_primes)
             spent = library_seconds() - before
             cloud, tm = res.ops["cloud"], res.timings
-            return dict(side=name, policy=policy, drop_primes=drop_primes, e2e_s=tm["total"] - tm["keygen"],
+            return dict(policy=policy, drop_primes=drop_primes, e2e_s=tm["total"] - tm["keygen"],
                         cloud_s=tm["cloud"], he_s=sum(spent.values()) - spent["keygen"],
                         correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
                         mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0),
@@ -145,18 +141,12 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             y, tm = run_authors(module, lib, csr, vector)
             rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
             relin = lib.calls["relinearize"] - calls.get("relinearize", 0)
-            return dict(side="authors", policy="pow2 (SEAL default)", drop_primes=0, e2e_s=tm["total_s"],
+            return dict(policy="pow2 (SEAL default)", drop_primes=0, e2e_s=tm["total_s"],
                         cloud_s=tm["cloud_s"], he_s=tm["he_s"], correct=bool(np.array_equal(y, ref)),
                         mul_ct=lib.calls["multiply"] - calls.get("multiply", 0), rotate=sum(rot.values()),
                         keyswitch=relin + sum(v * len(pow2_terms(k, params.n // 2)) for k, v in rot.items()))
         sides["authors"] = authors_side
-    sides |= {name: hepkg_side(name, *lever) for name, lever in (variants or VARIANTS).items()}
-
-    def keep(_, out):
-        rows.append(out)
-
-    timing = interleaved(sides, reps=reps, warmup=1, check=keep, progress=False)
-    kept = pd.DataFrame(rows[len(sides):]).reset_index(drop=True)
-    out = pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
+    sides |= {name: hepkg_side(name, *lever) for name, lever in (VARIANTS if variants is None else variants).items()}
+    out = alternate(sides, reps)
     out["overhead"] = out.e2e_s / out.he_s
     return out.assign(case=case, params=PARAMS)

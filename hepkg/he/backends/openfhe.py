@@ -230,7 +230,7 @@ class OpenFHEContext(Context):
         finally:
             self._in_process = False
 
-    def _public_payload(self, evaluation_keys: bool) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         if not evaluation_keys:
             keys = [b"", b""]
         elif getattr(self, "_in_process", False):

@@ -113,7 +113,7 @@ class PyfhelContext(Context):
         self._data_primes = len(self.params.qi_bits) - 1
         self._scale = 2.0 ** self.params.scale_bits if self.scheme == "ckks" else 1.0
 
-    def _public_payload(self, evaluation_keys: bool) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         he = self._he
         parts = [he.to_bytes_context(_COMPR), he.to_bytes_public_key(_COMPR)]
         if evaluation_keys:

@@ -26,7 +26,7 @@ class SimContext(Context):
     def _load_public(self, payload: bytes):
         pass
 
-    def _public_payload(self, evaluation_keys: bool) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         return b""
 
     @property

@@ -94,7 +94,7 @@ class TenSEALContext(Context):
         self._encryptor = seal.Encryptor(self._ctx, self._pk)
         self._decryptor = seal.Decryptor(self._ctx, keygen.secret_key())
 
-    def _public_payload(self, evaluation_keys: bool) -> bytes:
+    def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         keys = [_save(self._rk), _save(self._gk)] if evaluation_keys else [b"", b""]
         return frame([_save(self._ctx.key_context_data().parms()), _save(self._pk), *keys])
 
