@@ -185,7 +185,7 @@ def _hegmm_parts(m: int, l: int, n: int, period: int) -> dict[str, Counter]:
 
 def _hegmm_en_parts(m: int, l: int, n: int, period: int, duplicate: bool = True,
                     bsgs: bool = False) -> dict[str, Counter]:
-    mo, no = (n, m) if hegmm_en_orientation(m, l, n) else (m, n)
+    mo, no = (n, m) if hegmm_en_orientation(m, l, n, period, duplicate) else (m, n)
     t = hegmm_en_copies(mo, l, no, period, duplicate)
     if t == 0:  # Algorithm 1 on the product as given
         return _hegmm_parts(m, l, n, period)
@@ -197,9 +197,10 @@ def _hegmm_en_parts(m: int, l: int, n: int, period: int, duplicate: bool = True,
     _transform(parts["prep_a"], _sigma_offsets(min(t * m, l), l, M), period, M * Lp, full=t * m == M, n1=bsgs)
     _transform(parts["prep_b"], _sigma_offsets(min(N, l), l, 1), period, M * N, n1=bsgs)
     loop = parts["loop"]
+    cyclic = M * Lp == period and Lp % l == 0  # a wrapped column is read one period on: no second diagonal
     for k in range(1, K):
         redundant = (t > 1 and k >= m) or k + (t - 1) * m >= l
-        eps = [k * M] + ([(k - l) * M] if N - 1 + k >= Lp else [])
+        eps = [k * M] + ([(k - l) * M] if N - 1 + k >= Lp and not cyclic else [])
         kinds = [_transform(loop, eps, period, M * Lp, full=not redundant),
                  _transform(loop, [k, k - l], period, M * N)]
         _product(loop, kinds, (M * Lp, M * N), M * N)
@@ -353,7 +354,7 @@ def fits(method: str, m: int, l: int, n: int, period: int, baseline: str = "hepk
     if method == "hegmm":
         return max(m * l, l * n, m * n) <= period
     if method in HEGMM_EN:
-        o = (n, l, m) if hegmm_en_orientation(m, l, n) else (m, l, n)
+        o = (n, l, m) if hegmm_en_orientation(m, l, n, period, method != "hegmm-ext") else (m, l, n)
         return hegmm_en_copies(*o, period, method != "hegmm-ext") > 0 or fits("hegmm", m, l, n, period)
     if method == "e2dm-s":
         return max(m, l, n) ** 2 <= period

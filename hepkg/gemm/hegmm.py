@@ -15,7 +15,8 @@ omega^k needs at most two diagonals. Iteration k yields the t partial products
 added at the end with ``rotate_and_sum`` (``floor(log2 t) + popcount(t) - 1`` rotations).
 
 'hegmm-ext' is Algorithm 1 on these extended layouts without duplication (t = 1, l
-iterations of at most 2 + 2 diagonals). The literal Algorithm 1 ('hegmm', Table 2's
+iterations of at most 2 + 2 diagonals), in the orientation (A B or B^T A^T) with fewer wrapped
+epsilon^k. The literal Algorithm 1 ('hegmm', Table 2's
 costs) is far slower when m < l or n < l (16 x 64 x 64: 5340 HE-CMult against 221);
 the paper's measured HEGMM times (Table 7: 16-64-64 about E2DM-S, 64-16-64 about HEGMM-En)
 match 'hegmm-ext', so both are provided.
@@ -80,10 +81,20 @@ def hegmm_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud", o
     return Plan("hegmm", (m, l, n), period, preprocess, ops, steps, LC, (m, n), info={"order": order})
 
 
-def hegmm_en_orientation(m: int, l: int, n: int) -> bool:
-    """True when HEGMM-En duplicates B (p = n < m): it then computes ``C^T = B^T A^T``."""
-    p = min(m, l, n)
-    return p != m and p == n
+def hegmm_en_orientation(m: int, l: int, n: int, period: int = 0, duplicate: bool = True) -> bool:
+    """True when the plan computes ``C^T = B^T A^T``: HEGMM-En when it duplicates B (p = n < m);
+    'hegmm-ext' (``duplicate=False``, one copy) when that orientation needs fewer two-diagonal epsilon^k
+    (a column of the extended A wraps when ``N - 1 + k >= max(l, N)``, unless A fills the row cyclically)."""
+    if duplicate:
+        p = min(m, l, n)
+        return p != m and p == n
+
+    def wraps(mo: int, no: int) -> float:
+        if not hegmm_en_copies(mo, l, no, period, False):
+            return math.inf
+        M, Lp = max(mo, l), max(l, no)
+        return 0 if M * Lp == period and Lp % l == 0 else sum(no - 1 + k >= Lp for k in range(1, l))
+    return wraps(n, m) < wraps(m, n)
 
 
 def hegmm_en_copies(m: int, l: int, n: int, period: int, duplicate: bool = True) -> int:
@@ -157,7 +168,7 @@ def hegmm_en_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud"
     if authors:
         return _hegmm_en_authors(m, l, n, period, preprocess, duplicate)
     method = ("hegmm-en-bsgs" if bsgs else "hegmm-en") if duplicate else "hegmm-ext"
-    transposed = hegmm_en_orientation(m, l, n)
+    transposed = hegmm_en_orientation(m, l, n, period, duplicate)
     mo, lo, no = (n, l, m) if transposed else (m, l, n)
     t = hegmm_en_copies(mo, lo, no, period, duplicate)
     if t == 0:
@@ -182,9 +193,14 @@ def hegmm_en_plan(m: int, l: int, n: int, period: int, preprocess: str = "cloud"
         h = i // mo
         return (h >= t) | ((k + h * mo < lo) & ((h == t - 1) | (k < mo)))
 
+    # when A's extended columns fill the row (M Lp slots = period) and repeat with period l (l | Lp),
+    # column c + k >= Lp may be read as column (c + k) mod Lp: the same entries, one rotation, no mask
+    cyclic = LA.size == period and Lp % lo == 0
+
     steps = []
     for k in range(K):
-        eps = SlotMap.between(LB, LA, lambda i, c: (i, wrap(c + k, lo, Lp), needed(i, k)), period)
+        eps = SlotMap.between(LB, LA, lambda i, c: (i, (c + k) % Lp if cyclic else wrap(c + k, lo, Lp),
+                                                    needed(i, k)), period)
         omg = SlotMap.between(LB, LB, lambda r, c: (wrap(r + k, lo, M), c, every(r)), period)
         steps += [("map", "X", "A", eps), ("map", "Y", "B", omg), ("mul", "P", "X", "Y", LB.size),
                   ("acc", "C", "P")]

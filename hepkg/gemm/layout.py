@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hepkg.linalg import diagonals, transform_steps
+from hepkg.linalg import transform_steps
 from hepkg.linalg.diagonal import best_n1, fold_diagonals
 
 from .errors import ShapeTooLarge
@@ -134,12 +134,17 @@ class SlotMap:
                              shape=(self.dout, self.din))
 
     def diagonals(self, period: int) -> dict[int, np.ndarray]:
-        """Non-zero generalized diagonals (folded mod din when cyclic), vectors of ``period`` slots."""
-        import scipy.sparse as sp
-
-        U = self.matrix().tocoo()
-        d = max(self.dout, self.din)
-        diags = diagonals(sp.coo_matrix((U.data, (U.row, U.col)), shape=(d, d)), period)
+        """Non-zero generalized diagonals (folded mod din when cyclic), vectors of ``period`` slots: those of
+        :meth:`matrix` (:func:`hepkg.linalg.diagonals`), read off ``src`` directly (no scipy on the cloud's path)."""
+        if max(self.dout, self.din) > period:
+            raise ValueError(f"a {self.dout} x {self.din} map does not fit a rotation period of {period} slots")
+        rows = np.flatnonzero(self.src >= 0)
+        off = self.src[rows] - rows
+        diags = {}
+        for k in np.unique(off):
+            u = np.zeros(period, dtype=np.int64)
+            u[rows[off == k]] = 1
+            diags[int(k)] = u
         return fold_diagonals(diags, self.din) if self.cyclic else diags
 
     def steps(self, period: int) -> list[int]:
