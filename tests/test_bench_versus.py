@@ -102,18 +102,21 @@ def test_authors_context_refuses_a_set_their_script_cannot_build():
         authors.authors_context(he.get_params("bfv-8192-spmv"))
 
 
-def test_summarize_gives_speedups_with_their_spread_and_a_verdict():
+def test_summarize_gives_ratios_with_their_spread_and_a_verdict():
     rows = [dict(case="m", side=s, rep=r, e2e_s=t, cloud_s=t / 2, correct=True)
             for r in range(5) for s, t in (("authors", 2.0 + 0.01 * r), ("hepkg", 1.0 + 0.01 * r))]
     s = summarize(pd.DataFrame(rows)).set_index("quantity")
     assert set(s.side) == {"hepkg"}
-    assert s.loc["e2e_s", "speedup"] == pytest.approx(2.02 / 1.02)
+    assert s.loc["e2e_s", "ratio"] == pytest.approx(2.02 / 1.02) and (s.reference == "authors").all()
     assert s.loc["e2e_s", "verdict"] == "less" and s.loc["cloud_s", "verdict"] == "less"
     two = summarize(pd.DataFrame(rows + [dict(r, side="hepkg slow", e2e_s=4.0) for r in rows if r["side"] == "hepkg"]))
     slow = two[(two.side == "hepkg slow") & (two.quantity == "e2e_s")].iloc[0]
-    assert slow.speedup == pytest.approx(2.02 / 4.0) and slow.verdict == "greater"
+    assert slow.ratio == pytest.approx(2.02 / 4.0) and slow.verdict == "greater"
     alone = summarize(pd.DataFrame([r for r in rows if r["side"] == "hepkg"]))
-    assert "speedup" not in alone and alone.hepkg_correct.all()
+    assert "ratio" not in alone and alone.side_correct.all()
+    hydia = summarize(pd.DataFrame([dict(r, side="hydia" if r["side"] == "authors" else r["side"]) for r in rows]),
+                      reference="hydia")
+    assert hydia.set_index("quantity").loc["e2e_s", "ratio"] == pytest.approx(2.02 / 1.02)
 
 
 def test_the_spmv_section_runs_hepkg_alone_without_a_checkout():
@@ -185,6 +188,25 @@ def test_the_gemm_section_runs_hepkg_alone_without_a_checkout():
 
     runs = authors.versus_run("4-6-3 hegmm-en", None, reps=1)
     assert list(runs.side) == list(authors.VARIANTS) and runs.correct.all() and (runs.status == "ok").all()
-    exact, pow2 = (runs.set_index("side").loc[s] for s in ("hepkg", "hepkg pow2 keys"))
+    low, exact, pow2 = (runs.set_index("side").loc[s] for s in ("hepkg", "hepkg exact keys", "hepkg pow2 keys"))
     assert exact.rotate == pow2.rotate and exact.keyswitch <= pow2.keyswitch and exact.mul_ct == 3
+    assert low.drop_primes == 1 and exact.drop_primes == 0 and low.rotate == exact.rotate
     assert (runs.overhead >= 1).all()
+
+
+def test_the_facesearch_section_alternates_children_and_checks_the_count(monkeypatch):
+    from hepkg.facesearch import experiments, versus as fv
+
+    calls = []
+
+    def fake_measure(cfg):
+        calls.append((cfg["method"], cfg["l"], cfg["K"], cfg["kappa"], cfg["identify"]))
+        err = 0.1 if cfg["method"] == "hydia" else 0.7
+        return [dict(status="measured", rep=r, membership_s=2.0, membership_he_s=1.9, rss_peak_bytes=4e9,
+                     count_error=err, op_rotate=511) for r in range(cfg["reps"])]
+    monkeypatch.setattr(experiments, "measure", fake_measure)
+    runs = fv.versus_run("l512 K1024 kappa10", None, reps=2)
+    assert calls == [("hydia", 512, 1024, 10, False), ("bsgs-diagonal", 512, 1024, 10, False)] * fv.ROUNDS
+    assert list(runs.rep[runs.side == "hydia"]) == [0, 1, 2, 3] and (runs.rss_gb == 4.0).all()
+    assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {"bsgs-diagonal": False, "hydia": True}
+    assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0, 1.0]

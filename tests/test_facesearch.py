@@ -116,6 +116,46 @@ def test_similarity_matches_numpy_and_counts(backend, method):
         method, l, lay.groups, n1)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_streamed_bsgs_diagonal_equals_the_table_with_the_same_operations(backend):
+    l, K, n1 = 16, 1100, 5  # 3 groups: 5 + 4 + 4.5 held < 16
+    inst = synthetic_database(K, 2, l, seed=3)
+    db, q = normalize(inst.database), normalize(inst.query)
+    ctx = he.context(backend, TOY, rotations=S.rotation_steps("bsgs-diagonal", l, n1), policy="exact", insecure=True)
+    lay = Layout(K, l, ctx.params.n // 2)
+    assert S.streams("bsgs-diagonal", l, lay.groups, n1) and S.held_ciphertexts("bsgs-diagonal", l, lay.groups, n1) < l
+    qct = ctx.encrypt(replicate_query(q, lay.slots))
+    diags = [[ctx.encrypt(r) for r in group_diagonals(db, lay, k)] for k in range(lay.groups)]
+    read = []
+    with ctx.counting() as streamed:
+        out = S.streamed_scores(ctx, qct, lambda k, i: read.append((k, i)) or diags[k][i], lay.groups, l, n1)
+    with ctx.counting() as whole:
+        table = S.query_table(ctx, qct, "bsgs-diagonal", l, n1)
+        ref = [S.group_scores(ctx, table, d, "bsgs-diagonal", l, n1) for d in diags]
+    assert sorted(read) == [(k, i) for k in range(lay.groups) for i in range(l)]  # each diagonal read once
+    assert streamed.as_dict() == whole.as_dict()
+    got, want = (scores_from_slots([ctx.decrypt(o).real for o in x], lay) for x in (out, ref))
+    assert np.abs(got - db @ q).max() < (1e-12 if backend == "sim" else 1e-3) and np.abs(got - want).max() < 1e-3
+
+
+def test_which_schedule_holds_fewer_ciphertexts():
+    assert S.streams("bsgs-diagonal", 512, 1) and S.held_ciphertexts("bsgs-diagonal", 512, 1) == 23 + 23 + 1.5
+    assert not S.streams("bsgs-diagonal", 512, 400) and S.held_ciphertexts("bsgs-diagonal", 512, 400) == 512
+    assert not S.streams("hydia", 512, 1) and not S.streams("bsgs-textbook", 512, 1)
+
+
+def test_a_missing_diagonal_file_is_named(tmp_path):
+    l, K = 8, 600
+    inst = synthetic_database(K, 3, l, seed=2)
+    ctx = he.context("sim", TOY, rotations=key_steps("bsgs-diagonal", l, 512), policy="exact", insecure=True)
+    db = Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
+    db.path(1, 5).unlink()
+    with pytest.raises(FileNotFoundError, match="diagonal 5 of group 1 is missing"):
+        list(Server(ctx.public(), db).compared(Client(ctx).query(inst.query), "bsgs-diagonal", None))
+    with pytest.raises(IndexError, match="no diagonal 8 of group 0"):
+        db.diagonal(ctx, 0, 8)
+
+
 def test_enrolled_database_is_atomic_and_server_is_public(tmp_path):
     l, K = 8, 600
     inst = synthetic_database(K, 3, l, seed=2)

@@ -79,3 +79,20 @@ def test_plan_for_another_ring_is_refused(ctx):
     plan = gm.make_plan("hegmm", 2, 2, 2, 512)
     with pytest.raises(ValueError, match="512-slot"):
         gm.Cloud(ctx.public()).multiply(plan, {})
+
+
+def test_the_client_may_drop_primes_and_decryption_refuses_an_exhausted_budget():
+    from hepkg.gemm.protocol import Client, Cloud
+
+    pytest.importorskip("Pyfhel")
+    A, B = np.arange(12).reshape(3, 4) % 5, np.arange(8).reshape(4, 2) % 3
+    ctx = gm.gemm_context("hegmm-en", 3, 4, 2, backend="pyfhel", params="bfv-8192-t20", preprocess="client")
+    low = gm.matmul((Client(ctx, drop_primes=1), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
+    top = gm.matmul((Client(ctx), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
+    assert np.array_equal(low.C, A @ B) and low.upload_bytes < top.upload_bytes
+    with pytest.raises(he.NoiseBudgetExhausted):
+        gm.matmul((Client(ctx, drop_primes=2), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
+    with pytest.raises(ValueError, match="drop_primes"):
+        Client(gm.gemm_context("hegmm-en", 3, 4, 2), drop_primes=1)  # sim reports no noise budget
+    with pytest.raises(ValueError, match="non-negative integer"):
+        Client(ctx, drop_primes=-1)

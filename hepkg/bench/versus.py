@@ -1,14 +1,15 @@
-"""hepkg beside the papers' authors' public code: same machine, library, parameters and inputs.
+"""hepkg beside a reference on the same machine, library, parameters and inputs: the papers' authors' code.
 
-``python -m hepkg.bench.versus [spmv ...] [--reps 7] [--authors DIR]`` (``make bench``) runs, per
-section, the authors' code from a checkout (``--authors`` or the section's environment variable,
-e.g. ``HEPKG_AUTHORS_CSSC``) and hepkg's implementation of the same method in alternating rounds
-(authors, hepkg, authors, ...) after a warm-up round, checks both results against numpy, and writes
-``artifacts/bench/versus_<section>.csv`` (one row per run), ``versus_<section>_summary.csv`` (per case
-and quantity: both medians and quartiles, the speedup = authors / hepkg median, the quartiles of the
-per-round speedups, the verdict of :func:`hepkg.bench.compare`) and a figure of the speedups. Without
-a checkout it says how to get one and measures hepkg's side alone. Nothing of the authors' code is
-copied into hepkg: :func:`import_script` imports it from the checkout.
+``python -m hepkg.bench.versus [spmv gemm facesearch] [--reps N] [--authors DIR]`` (``make bench``)
+runs, per section, the reference and hepkg's implementation of the same method in alternating rounds
+after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
+(one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
+quartiles, ``ratio`` = reference / side median, the quartiles of the per-round ratios, the verdict of
+:func:`hepkg.bench.compare`) and a figure of the ratios. The reference of spmv and gemm is the
+authors' public code, from a checkout (``--authors`` or the section's environment variable, e.g.
+``HEPKG_AUTHORS_CSSC``); nothing of it is copied into hepkg (:func:`import_script` imports it from
+the checkout), and without a checkout hepkg's side is measured alone. The face-search reference is
+HyDia's method, the paper's baseline (no public code of the paper's; both sides are hepkg's).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .repeat import compare
 __all__ = ["find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
-SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors"}
+SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus"}
 
 
 class MissingCheckout(FileNotFoundError):
@@ -87,50 +88,52 @@ def alternate(sides: dict, reps: int):
     return pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
 
 
-def summarize(runs, quantities=("e2e_s", "cloud_s")):
-    """Per case, hepkg side (every ``side`` but ``authors``) and quantity: hepkg's median and quartiles and,
-    where the authors ran, theirs, the speedup (authors / hepkg medians), the quartiles of the per-round
-    speedups, and the verdict on hepkg (``less``: faster, outside the noise)."""
+def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors"):
+    """Per case, side other than ``reference`` and quantity: the side's median and quartiles and, where the
+    reference ran, its median and quartiles, ``ratio`` = reference median / side median (> 1: the side is
+    faster, or smaller), the quartiles of the per-round ratios and the verdict on the side
+    (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise)."""
     import pandas as pd
 
     rows = []
     if "status" in runs:
-        runs = runs[runs.status == "ok"]
+        runs = runs[runs.status.isin(["ok", "measured"])]
     for case, g in runs.groupby("case", sort=False):
-        a = g[g.side == "authors"].set_index("rep")
-        for side, h in g[g.side != "authors"].groupby("side", sort=False):
+        a = g[g.side == reference].set_index("rep")
+        for side, h in g[g.side != reference].groupby("side", sort=False):
             h = h.set_index("rep")
             for q in quantities:
-                row = dict(case=case, side=side, quantity=q, hepkg_median=h[q].median(),
-                           hepkg_q1=h[q].quantile(0.25), hepkg_q3=h[q].quantile(0.75), reps=len(h),
-                           hepkg_correct=bool(h.correct.all()))
+                row = dict(case=case, side=side, quantity=q, reference=reference, side_median=h[q].median(),
+                           side_q1=h[q].quantile(0.25), side_q3=h[q].quantile(0.75), reps=len(h),
+                           side_correct=bool(h.correct.all()))
                 if len(a):
                     per_round = (a[q] / h[q]).dropna()
-                    row |= dict(authors_median=a[q].median(), authors_q1=a[q].quantile(0.25),
-                                authors_q3=a[q].quantile(0.75), speedup=a[q].median() / h[q].median(),
-                                speedup_q1=per_round.quantile(0.25), speedup_q3=per_round.quantile(0.75),
-                                verdict=compare(h[q], a[q]), authors_correct=bool(a.correct.all()))
+                    row |= dict(ref_median=a[q].median(), ref_q1=a[q].quantile(0.25), ref_q3=a[q].quantile(0.75),
+                                ratio=a[q].median() / h[q].median(), ratio_q1=per_round.quantile(0.25),
+                                ratio_q3=per_round.quantile(0.75), verdict=compare(h[q], a[q]),
+                                ref_correct=bool(a.correct.all()))
                 rows.append(row)
     return pd.DataFrame(rows)
 
 
 def plot(summary, title: str):
-    """Speedups (authors / hepkg) per case and quantity, with the per-round quartiles."""
+    """Ratios (reference / side: speedups, or memory ratios) per case and quantity, with the per-round
+    quartiles."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.3 * len(summary)))
-    if "speedup" in summary and summary.speedup.notna().any():
-        s = summary.dropna(subset=["speedup"]).reset_index(drop=True)
+    if "ratio" in summary and summary.ratio.notna().any():
+        s = summary.dropna(subset=["ratio"]).reset_index(drop=True)
         labels = s.case + " " + s.quantity.str.removesuffix("_s") + " (" + s.side + ")"
         colors = sns.color_palette("deep", 2)
-        ax.barh(labels, s.speedup, color=[colors[0] if v == "less" else colors[1] for v in s.verdict])
+        ax.barh(labels, s.ratio, color=[colors[0] if v == "less" else colors[1] for v in s.verdict])
         # the ratio of the medians may lie outside the quartiles of the per-round ratios
-        xerr = [(s.speedup - s.speedup_q1).clip(lower=0), (s.speedup_q3 - s.speedup).clip(lower=0)]
-        ax.errorbar(s.speedup, labels, xerr=xerr,
-                    fmt="none", ecolor="k", capsize=3)
+        xerr = [(s.ratio - s.ratio_q1).clip(lower=0), (s.ratio_q3 - s.ratio).clip(lower=0)]
+        ax.errorbar(s.ratio, labels, xerr=xerr, fmt="none", ecolor="k", capsize=3)
         ax.axvline(1, color="0.3", lw=1)
-    ax.set(xlabel="speedup of hepkg over the authors' code (median, per-round quartiles)", title=title)
+        ax.set(xlabel=f"{s.reference.iloc[0]} / side (median; per-round quartiles): > 1 is faster or smaller")
+    ax.set(title=title)
     fig.tight_layout()
     return fig
 
@@ -151,7 +154,7 @@ def main(argv=None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", default=list(SECTIONS), choices=list(SECTIONS))
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, help="repetitions per side (default: the section's REPS, else 7)")
     parser.add_argument("--scale", default="default", choices=("quick", "default"))
     parser.add_argument("--authors", help="checkout of the section's authors' code (one section)")
     parser.add_argument("--artifacts", help="artifact root (default: artifacts/)")
@@ -160,16 +163,18 @@ def main(argv=None) -> None:
         parser.error("--authors names the checkout of one section")
     for section in args.sections:
         mod = importlib.import_module(SECTIONS[section])
-        try:
-            checkout = find_checkout(args.authors, mod.ENV, mod.REPO, mod.FILES)
-        except MissingCheckout as exc:
-            print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
-            checkout = None
-        runs, mod = measure(section, checkout, reps=args.reps, scale=args.scale)
-        summary = summarize(runs, mod.QUANTITIES)
+        checkout = None
+        if mod.REPO is not None:
+            try:
+                checkout = find_checkout(args.authors, mod.ENV, mod.REPO, mod.FILES)
+            except MissingCheckout as exc:
+                print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
+        runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale)
+        reference = getattr(mod, "REFERENCE", "authors")
+        summary = summarize(runs, mod.QUANTITIES, reference)
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
         report.save_table(summary, "bench", f"versus_{section}_summary", base=args.artifacts)
-        report.save_figure(plot(summary, f"{section}: hepkg vs {mod.REPO}"), "bench", f"versus_{section}",
+        report.save_figure(plot(summary, f"{section}: hepkg vs {mod.REPO or reference}"), "bench", f"versus_{section}",
                            base=args.artifacts)
         print(summary.to_string(index=False))
 

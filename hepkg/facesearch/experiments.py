@@ -24,7 +24,7 @@ from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from . import chebyshev, similarity
 from .decision import MembershipRule, paper_member
-from .packing import normalize
+from .packing import Layout, normalize
 from .protocol import Client, Enroller, Server, key_steps
 
 __all__ = ["measure", "measure_here", "estimated_peak_bytes", "counts_only", "accuracy"]
@@ -40,9 +40,10 @@ def _context(backend: str, params: str, method: str, l: int, n1, insecure: bool)
 def estimated_peak_bytes(config: dict) -> int:
     """A method's peak memory, estimated from its keys and its rotated-query table (sizes read from a
     one-key context): the evaluation keys once (the server's public context shares the client's, in
-    OpenFHE's process-wide maps) + (stored queries + 8 + 2 x workers) ciphertexts + 0.5 GB, times
-    1.05. Calibrated on this machine at N = 2^15, depth 11, l = 512: BSGS-Diagonal measured 4.8 GB
-    (estimated 5.4), HyDia 16.5 GB (estimated 17.7)."""
+    OpenFHE's process-wide maps) + (held ciphertexts, :func:`~hepkg.facesearch.similarity.held_ciphertexts`,
+    + 8 + 2 x workers) ciphertexts + 0.5 GB, times 1.05. Calibrated on this machine at N = 2^15,
+    depth 11, l = 512, with the whole table held: BSGS-Diagonal measured 4.8 GB (estimated 5.4), HyDia
+    16.5 GB (estimated 17.7)."""
     method, l, n1 = config["method"], config["l"], config.get("n1")
     slots = he.get_params(config["params"]).n // 2
     with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
@@ -50,7 +51,8 @@ def estimated_peak_bytes(config: dict) -> int:
         per_key, relin = ctx.key_sizes()["galois_keys"], ctx.key_sizes()["relin_key"]
         ct = ctx.nbytes(ctx.encrypt([0.0]))
     keys = len(key_steps(method, l, slots, n1)) * per_key + relin
-    held = similarity.stored_queries(method, l, n1) + 8 + 2 * config.get("workers", 1)
+    groups = Layout(config["K"], l, slots).groups
+    held = similarity.held_ciphertexts(method, l, groups, n1) + 8 + 2 * config.get("workers", 1)
     return int(1.05 * (keys + held * ct + 0.5e9))
 
 
@@ -67,11 +69,12 @@ def measure_here(config: dict) -> list[dict]:
 
     ``config``: ``backend, params, method, K, Km, l, kappa``; optional ``n1``, ``seed``, ``delta``,
     ``path`` ('cpu': Chebyshev + f4; 'gpu': Chebyshev alone), ``reps`` (3), ``warmup`` (1),
-    ``workers`` (the server's Python threads across groups, 1), ``insecure``. Peak RSS covers the whole group (keys, enrollment, queries), as the paper's
+    ``workers`` (the server's Python threads across groups, 1), ``insecure``, ``identify`` (True; False:
+    membership queries alone, the identification columns NaN). Peak RSS covers the whole group (keys, enrollment, queries), as the paper's
     harness samples the process.
     """
     cfg = dict(n1=None, seed=0, delta=chebyshev.DELTA, path="cpu", insecure=False, reps=3, warmup=1,
-                workers=1) | dict(config)
+               workers=1, identify=True) | dict(config)
     method, K, Km, l, kappa = (cfg[k] for k in ("method", "K", "Km", "l", "kappa"))
     inst = synthetic_database(K, Km, l, cfg["seed"])
     want = chebyshev.compare_numpy(normalize(inst.database) @ normalize(inst.query), kappa, delta=cfg["delta"],
@@ -90,22 +93,29 @@ def measure_here(config: dict) -> list[dict]:
         setup |= dict(enroll_s=time.perf_counter() - t0, disk_bytes=db.disk_bytes(), groups=db.layout.groups)
         client, server = Client(ctx), Server(public, db, workers=cfg["workers"])
         rule = MembershipRule(kappa, db.layout.groups * db.layout.slots, delta=cfg["delta"], path=cfg["path"])
+        # the membership count in numpy: every database slot's comparison, and the empty slots' f(0)
+        want_count = float(want.sum() + (db.layout.groups * db.layout.slots - K) * chebyshev.compare_numpy(
+            np.zeros(1), kappa, delta=cfg["delta"], path=cfg["path"])[0])
         for rep in range(cfg["warmup"] + cfg["reps"]):
             query = client.query(inst.query)
             server.timings.clear()
             with public.counting() as ops:
                 member, answer = timed(lambda: server.membership(query, method, kappa, **kw))
             phases = {f"phase_{k}_s": v for k, v in server.timings.items()}
-            ident, answers = timed(lambda: server.identify(query, method, kappa, **kw))
-            count, values = client.count(answer), client.indicators(answers, db.layout)
+            count, ident, values = client.count(answer), dict(wall_s=np.nan, he_s=np.nan), np.full(K, np.nan)
+            if cfg["identify"]:
+                ident, answers = timed(lambda: server.identify(query, method, kappa, **kw))
+                values = client.indicators(answers, db.layout)
             found = np.flatnonzero(values > 0.5)
             if rep >= cfg["warmup"]:
                 rows.append(setup | phases | dict(
                     rep=rep - cfg["warmup"], membership_s=member["wall_s"], membership_he_s=member["he_s"],
                     membership_cpu_s=member["cpu_s"], identify_s=ident["wall_s"], identify_he_s=ident["he_s"],
-                    count=count, paper_member=paper_member(count), rule_member=rule.member(count),
-                    rule_sound=rule.sound, truth_member=Km > 0, identified=bool(np.array_equal(found, inst.matches)),
-                    max_error=float(np.abs(values - want).max()),
+                    count=count, count_error=abs(count - want_count), paper_member=paper_member(count),
+                    rule_member=rule.member(count),
+                    rule_sound=rule.sound, truth_member=Km > 0,
+                    identified=bool(np.array_equal(found, inst.matches)) if cfg["identify"] else None,
+                    max_error=float(np.abs(values - want).max()) if cfg["identify"] else np.nan,
                     **{f"op_{k}": int(ops[k]) for k in ("rotate", "mul_ct", "relinearize", "rescale", "keyswitch",
                                                          "hoisted_precompute")}, depth=int(ops.depth)))
     ctx.close()
@@ -117,7 +127,7 @@ def measure_here(config: dict) -> list[dict]:
 def counts_only(config: dict) -> list[dict]:
     """The similarity's operation counts for one (method, K, l, n1) on ``sim`` at the paper's ring,
     streaming one group at a time (Table 5 at full scale)."""
-    from .packing import Layout, group_diagonals, replicate_query
+    from .packing import group_diagonals, replicate_query
 
     method, K, l, n1 = config["method"], config["K"], config["l"], config.get("n1")
     params = config.get("params", "ckks-32768-d9")

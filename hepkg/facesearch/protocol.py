@@ -13,7 +13,8 @@ Messages between parties are bytes (serialized ciphertexts); the server records 
 each phase in :attr:`Server.timings`. ``Server(workers=w)`` processes w groups at once in Python
 threads (OpenFHE releases the GIL), each with its own accumulator: memory beyond the rotated-query
 table stays O(w) ciphertexts, as the paper's memory-aware multi-threading (Sec. 4.2); phase times
-are then thread-seconds.
+are then thread-seconds. BSGS-Diagonal streams its table where that holds fewer ciphertexts
+(:func:`~hepkg.facesearch.similarity.streams`).
 """
 from __future__ import annotations
 
@@ -66,10 +67,20 @@ class EncryptedDatabase:
     def path(self, group: int, diagonal: int) -> pathlib.Path:
         return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
 
+    def diagonal(self, ctx, k: int, i: int):
+        """Diagonal ciphertext ``i`` of group ``k``, read from disk."""
+        if not (0 <= k < self.layout.groups and 0 <= i < self.layout.l):
+            raise IndexError(f"no diagonal {i} of group {k}: the database has {self.layout.groups} groups of "
+                             f"l={self.layout.l} diagonals")
+        path = self.path(k, i)
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.folder}: diagonal {i} of group {k} is missing ({path.name})")
+        return ctx.deserialize(path.read_bytes())
+
     def group(self, ctx, k: int):
         """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
         for i in range(self.layout.l):
-            yield ctx.deserialize(self.path(k, i).read_bytes())
+            yield self.diagonal(ctx, k, i)
 
     def disk_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.folder.rglob("*.ct"))
@@ -171,23 +182,33 @@ class Server:
         ctx, lay = self.ctx, self.db.layout
         with self._phase("upload"):
             q = ctx.deserialize(query)
-        with self._phase("rotations"):
-            table = similarity.query_table(ctx, q, method, lay.l, n1)
 
-        def one(k: int):
-            with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
-                scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1)
+        def compare(scores):
             if kappa is None:
                 return scores
             with self._phase("comparison"):
                 return chebyshev.compare(ctx, scores, kappa, delta=delta, path=path)
 
-        if self.workers == 1 or lay.groups == 1:
-            yield from map(one, range(lay.groups))
-            return
-        with ThreadPoolExecutor(self.workers) as pool:  # w groups in flight, in order
-            for start in range(0, lay.groups, self.workers):
-                yield from pool.map(one, range(start, min(start + self.workers, lay.groups)))
+        with ThreadPoolExecutor(self.workers) as pool:
+            mapper = map if self.workers == 1 or lay.groups == 1 else pool.map
+            if similarity.streams(method, lay.l, lay.groups, n1):
+                scores = similarity.streamed_scores(ctx, q, lambda k, i: self.db.diagonal(ctx, k, i), lay.groups,
+                                                    lay.l, n1, clock=self._phase, mapper=mapper)
+                yield from self._in_flight(mapper, compare, scores)
+                return
+            with self._phase("rotations"):
+                table = similarity.query_table(ctx, q, method, lay.l, n1)
+
+            def one(k: int):
+                with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
+                    return compare(similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1))
+            yield from self._in_flight(mapper, one, range(lay.groups))
+
+    def _in_flight(self, mapper, fn, items):
+        """``fn`` over ``items`` in order, ``workers`` at a time (memory: O(workers) results in flight)."""
+        items = list(items)
+        for start in range(0, len(items), self.workers):
+            yield from mapper(fn, items[start:start + self.workers])
 
     def membership(self, query: bytes, method: str, kappa: int, **kw) -> bytes:
         """Algorithm 7: the sum over groups and slots of the comparison, in every slot."""

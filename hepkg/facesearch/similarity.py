@@ -15,12 +15,21 @@
 Per group, products of ciphertexts are summed without relinearization (size-3 ciphertexts)
 into one running accumulator, so memory beyond the table stays O(1) ciphertexts; one
 relinearization and one rescale per group (per giant step for the textbook method).
+
+BSGS-Diagonal's table need not be held whole (:func:`streams`, :func:`streamed_scores`): the
+giant rotations of one baby step are multiplied into every group's accumulator and let go, so
+n1 + n2 rotated queries and one accumulator per group are held instead of l rotated queries. The
+rotations (with the same double hoisting), products and additions are the same; only the order
+of the additions differs.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from .packing import bsgs_shape
 
-__all__ = ["METHODS", "rotation_steps", "query_table", "group_scores", "expected_counts", "stored_queries"]
+__all__ = ["METHODS", "rotation_steps", "query_table", "group_scores", "expected_counts", "stored_queries",
+           "streams", "held_ciphertexts", "streamed_scores"]
 
 METHODS = ("hydia", "bsgs-diagonal", "bsgs-textbook")
 
@@ -69,13 +78,17 @@ def query_table(ctx, q, method: str, l: int, n1: int | None = None) -> list:
     return table
 
 
-def _accumulate(ctx, pairs):
-    """sum of a * b over the pairs, products left unrelinearized, one running accumulator."""
-    acc = None
+def _sum_products(ctx, pairs, acc=None):
+    """``acc`` + sum of a * b over the pairs, products left unrelinearized (size 3), one running sum."""
     for a, b in pairs:
         prod = ctx.mul(a, b, relin=False)
         acc = prod if acc is None else ctx.add(acc, prod)
-    return ctx.rescale(ctx.relinearize(acc))
+    return acc
+
+
+def _accumulate(ctx, pairs):
+    """sum of a * b over the pairs, relinearized and rescaled once."""
+    return ctx.rescale(ctx.relinearize(_sum_products(ctx, pairs)))
 
 
 def _counted(diagonals, l: int):
@@ -113,6 +126,55 @@ def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | Non
         out = part if out is None else ctx.add(out, part)
     next(diagonals, None)
     return out
+
+
+def streams(method: str, l: int, groups: int, n1: int | None = None) -> bool:
+    """Whether BSGS-Diagonal is evaluated with its table streamed: when its n1 baby steps, the n2 giant
+    rotations of one baby step and one size-3 accumulator (1.5 ciphertexts) per group are fewer
+    ciphertexts than the l of the table."""
+    if method != "bsgs-diagonal":
+        return False
+    n1, n2 = bsgs_shape(l, n1)
+    return n1 + n2 + 1.5 * groups < l
+
+
+def held_ciphertexts(method: str, l: int, groups: int, n1: int | None = None) -> float:
+    """Ciphertexts the similarity holds at once beyond one group in flight: the rotated-query table, or
+    the streamed schedule's baby steps, one baby step's giant rotations and the groups' accumulators."""
+    if streams(method, l, groups, n1):
+        n1, n2 = bsgs_shape(l, n1)
+        return n1 + n2 + 1.5 * groups
+    return stored_queries(method, l, n1)
+
+
+def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None, *, clock=None, mapper=map):
+    """BSGS-Diagonal's similarity ciphertexts of every group, the table streamed (see :func:`streams`).
+
+    ``diagonal(k, i)``: diagonal ciphertext i of group k (read when needed); ``clock(phase)``: a context
+    manager timing the 'rotations' and 'similarity' phases; ``mapper``: how the groups of one baby step
+    are mapped (a thread pool's ``map`` runs them at once).
+    """
+    clock = clock or (lambda phase: nullcontext())
+    n1, _ = bsgs_shape(l, n1)
+    with clock("rotations"):
+        baby = ctx.rotate_many(q, range(1, n1)) if n1 > 1 else {}
+    accs = [None] * groups
+    for b in range(n1):
+        src = baby.pop(b) if b else q
+        with clock("rotations"):
+            steps = [g for g in _giants(l, n1) if g + b < l]
+            rots = {0: src} | (ctx.rotate_many(src, steps) if steps else {})
+
+        def one(k, rots=rots, b=b):
+            with clock("similarity"):  # diagonals read from disk as needed (time included)
+                return _sum_products(ctx, ((ct, diagonal(k, g + b)) for g, ct in rots.items()), accs[k])
+        accs = list(mapper(one, range(groups)))
+        del rots, src
+
+    def finish(acc):
+        with clock("similarity"):
+            return ctx.rescale(ctx.relinearize(acc))
+    return list(mapper(finish, accs))
 
 
 def expected_counts(method: str, l: int, groups: int, n1: int | None = None) -> dict:

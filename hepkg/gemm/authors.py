@@ -38,9 +38,10 @@ QUANTITIES = ("e2e_s",)
 PARAMS = "bfv-8192-t20"
 #: The shapes of the issue (m, l, n).
 SHAPES = ((16, 64, 64), (64, 16, 64), (64, 64, 16), (30, 50, 20))
-#: hepkg's sides: name -> rotation-key policy. 'hepkg' is the default (keys for exactly the steps the
-#: plan rotates by); 'hepkg pow2 keys' holds the authors' keys (SEAL's +-2^i), each rotation composed.
-VARIANTS = {"hepkg": "exact", "hepkg pow2 keys": "pow2"}
+#: hepkg's sides: name -> (rotation-key policy, data primes the client drops after encrypting). 'hepkg':
+#: keys for exactly the steps the plan rotates by, and one of SEAL's 4 data primes dropped; the others
+#: isolate the levers ('hepkg pow2 keys': the authors' keys, SEAL's +-2^i, each rotation composed).
+VARIANTS = {"hepkg": ("exact", 1), "hepkg exact keys": ("exact", 0), "hepkg pow2 keys": ("pow2", 0)}
 
 
 def load(checkout, method: str):
@@ -82,7 +83,7 @@ def versus_cases(scale: str) -> list[str]:
 
 def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     """Alternating runs of their ``matrixMul`` and :func:`~hepkg.gemm.matmul` (each of ``variants``, name ->
-    key policy; :data:`VARIANTS`) on ``case`` (``'m-l-n method'``): one row per kept run with ``e2e_s``
+    (key policy, primes dropped); :data:`VARIANTS`) on ``case`` (``'m-l-n method'``): one row per kept run with ``e2e_s``
     (the whole product, key generation excluded), ``he_s``, ``overhead`` (= e2e / he), ``correct`` and
     the counts (``keyswitch``: rotations' and relinearizations' key switches; the authors' rotations
     by a step s cost one key switch per signed power of two of SEAL's decomposition of s)."""
@@ -103,15 +104,16 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     want = A @ B
     sides, skipped = {}, {}
 
-    def hepkg_side(name, policy):
+    def hepkg_side(name, policy, drop_primes):
         ctx = gemm_context(method, m, l, n, backend="pyfhel", params=PARAMS, policy=policy, preprocess="client")
-        parties = (Client(ctx), Cloud(ctx.public()))
+        parties = (Client(ctx, drop_primes), Cloud(ctx.public()))
 
         def run():
             before = library_seconds()
             res = matmul(parties, A, B, method, preprocess="client")
             spent = library_seconds() - before
-            return dict(policy=policy, he_s=sum(spent.values()), correct=bool(np.array_equal(res.C, want)),
+            return dict(policy=policy, drop_primes=drop_primes, he_s=sum(spent.values()),
+                        correct=bool(np.array_equal(res.C, want)),
                         **{k: res.ops.get(k, 0) for k in ("mul_ct", "mul_pt", "rotate", "keyswitch")})
         return run
 
@@ -125,7 +127,7 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             C = authors_product(cls, method, lib, A, B)
             rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
             delta = {k: lib.calls[k] - calls.get(k, 0) for k in ("multiply", "multiply_plain", "relinearize")}
-            return dict(policy="pow2 (SEAL default)", he_s=sum(lib.seconds.values()) - sum(seconds.values()),
+            return dict(policy="pow2 (SEAL default)", drop_primes=0, he_s=sum(lib.seconds.values()) - sum(seconds.values()),
                         correct=bool(np.array_equal(C, want)), mul_ct=delta["multiply"],
                         mul_pt=delta["multiply_plain"], rotate=sum(rot.values()),
                         keyswitch=delta["relinearize"] + sum(v * len(pow2_terms(int(k), params.n // 2))
@@ -134,9 +136,9 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             sides["authors"] = authors_side
         else:
             skipped["authors"] = "their complex.py does not run E2DM-R on this shape"
-    for name, policy in (VARIANTS if variants is None else variants).items():
+    for name, lever in (VARIANTS if variants is None else variants).items():
         try:
-            sides[name] = hepkg_side(name, policy)
+            sides[name] = hepkg_side(name, *lever)
         except NotApplicable as exc:
             skipped[name] = str(exc)
     out = alternate(sides, reps)

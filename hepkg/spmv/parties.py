@@ -36,6 +36,7 @@ from functools import cached_property
 import numpy as np
 
 import hepkg.he as he
+from hepkg.he.levels import check_drop, encrypt_low
 
 from . import messages
 from .aggregate import aggregate, multiply, unpermute
@@ -64,23 +65,6 @@ def as_vector(vector, n: int) -> np.ndarray:
     return v
 
 
-def check_drop(drop_primes, params, backend: str) -> int:
-    """The number of data primes the clients drop after encrypting (modulus switching: smaller ciphertexts,
-    cheaper products and key switches). BFV only, on a backend that reports the noise budget, so that
-    decryption refuses a result whose noise the lower modulus could not hold (never a wrong product)."""
-    if isinstance(drop_primes, (bool, np.bool_)) or not isinstance(drop_primes, (int, np.integer)) or drop_primes < 0:
-        raise ValueError(f"drop_primes must be a non-negative integer, got {drop_primes!r}")
-    if drop_primes and (params.scheme == "ckks" or not he.backend_class(backend).has_noise_budget):
-        raise ValueError(f"drop_primes needs BFV on a backend that reports the noise budget (pyfhel); "
-                         f"got {params.scheme} on {backend!r}")
-    return int(drop_primes)
-
-
-def encrypt_low(ctx, values, drop_primes: int):
-    """``values`` encrypted, then ``drop_primes`` data primes dropped."""
-    return ctx.drop_level(ctx.encrypt(values), drop_primes) if drop_primes else ctx.encrypt(values)
-
-
 def _loaded(context):
     """A context received as bytes, loaded (a context object passes through)."""
     return context if isinstance(context, he.Context) else he.load_context(context)
@@ -93,7 +77,7 @@ class ClientA:
     the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
     :func:`run_cssc` times the two apart. ``backend``: 'sim' (the default) encrypts nothing, it
     offers no privacy (op counts and tests only); use a real backend such as 'pyfhel' or
-    'openfhe' to encrypt. ``drop_primes`` (:func:`check_drop`; 0 as the paper): both clients
+    'openfhe' to encrypt. ``drop_primes`` (:func:`hepkg.he.levels.check_drop`; 0 as the paper): both clients
     modulus-switch their ciphertexts down by that many primes before sending them.
     """
 
