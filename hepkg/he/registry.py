@@ -21,6 +21,7 @@ BACKENDS = {
                 "pip install openfhe==1.6.1.0.22.4 (CPython 3.10 wheel)"),
     "tenseal": ("hepkg.he.backends.tenseal", "TenSEALContext", "tenseal",
                 "pip install tenseal==0.3.16 (Python <= 3.10)"),
+    "rns": ("hepkg.he.backends.rns", "RnsContext", None, ""),
 }
 
 

@@ -1,0 +1,176 @@
+"""``rns``: hepkg's own RNS-CKKS engine (hepkg.rns) behind the backend protocol.
+
+Numpy on the CPU; CuPy on a GPU with ``HEPKG_RNS_XP=cupy``. The engine chooses its primes
+(first and level primes of the parameter set's sizes, level primes tracking the scale) and
+its key-switching primes P (enough to exceed the largest of the ``ks_digits`` digits, 3 by
+default), sized as the set's last (special) prime; the built modulus reports them.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from hepkg.rns import CKKS
+from hepkg.rns.ckks import Ciphertext as RawCt
+from hepkg.rns.device import array_module, to_host
+from hepkg.rns.keys import KeySet, SwitchKey
+from hepkg.rns.params import RnsParams
+
+from ..context import Context
+from ..errors import CorruptedData, SchemeError
+
+_DEFAULT_DNUM = 3
+
+
+def _pack(arrays: dict) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **{k: to_host(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def _unpack(data: bytes) -> dict:
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+class RnsContext(Context):
+    backend = "rns"
+    schemes = ("ckks",)
+
+    # ------------------------------------------------------------------ parameters and keys
+    def _rns_params(self) -> RnsParams:
+        p = self.params
+        q_bits = tuple(p.qi_bits[:-1])
+        return RnsParams(name=p.name, n=p.n, scale_bits=p.scale_bits, q_bits=q_bits,
+                         dnum=min(p.ks_digits or _DEFAULT_DNUM, len(q_bits)), special_bits=p.qi_bits[-1],
+                         insecure=True)   # security is judged by Context._check_built on what is built
+
+    def _engine(self, keys=None) -> CKKS:
+        return CKKS(self._rns_params(), xp=self._xp, keys=keys)
+
+    @property
+    def _xp(self):
+        return array_module(os.environ.get("HEPKG_RNS_XP", "numpy"))
+
+    def _keygen(self):
+        self._eng = self._engine()
+        if self.keys.steps:
+            self._eng.gen_rotation_keys(sorted(self.keys.steps))
+
+    def _public_payload(self, evaluation_keys: bool) -> bytes:
+        k = self._eng.keys
+        arrays = {"pk_b": k.pk[0], "pk_a": k.pk[1]}
+        if evaluation_keys:
+            arrays.update(relin_b=k.relin.b, relin_a=k.relin.a)
+            for s, key in k.galois.items():
+                arrays.update({f"g{s}_b": key.b, f"g{s}_a": key.a})
+        return _pack(arrays)
+
+    def _load_public(self, payload: bytes):
+        z = {k: self._xp.asarray(v) for k, v in _unpack(payload).items()}
+        galois = {int(name[1:-2]): SwitchKey(z[name], z[name[:-1] + "a"]) for name in z
+                  if name.startswith("g") and name.endswith("_b")}
+        relin = SwitchKey(z["relin_b"], z["relin_a"]) if "relin_b" in z else None
+        self._eng = self._engine(KeySet(pk=(z["pk_b"], z["pk_a"]), relin=relin, galois=galois))
+        self._check_keys()
+
+    def _check_keys(self) -> None:
+        """CorruptedData unless the loaded keys have the shapes this parameter set builds and every residue
+        lies below its prime."""
+        eng, k = self._eng, self._eng.keys
+        want = (len(eng.bases.digits(0, eng.dnum)), len(eng.bases.full), eng.n)
+        keys = [k.relin] if self.relin_key else []
+        keys += [k.galois.get(s) for s in self.keys.steps]
+        if any(key is None or key.b.shape != want or key.a.shape != want or key.b.dtype != np.uint64
+               or key.a.dtype != np.uint64 for key in keys) \
+                or any(a.shape != (eng.bases.nq, eng.n) or a.dtype != np.uint64 for a in k.pk):
+            raise CorruptedData("the rns public context's keys do not have the shapes its parameters build")
+        q = eng.bases.full.q
+        if not all(bool((a < q).all()) for key in keys for a in (key.b, key.a)) \
+                or not all(bool((a < q[:eng.bases.nq]).all()) for a in k.pk):
+            raise CorruptedData("the rns public context's keys hold residues outside their primes")
+
+    def _modulus(self) -> dict:
+        p = self._eng.params
+        return dict(n=p.n, q_bits=tuple(q.bit_length() for q in p.q_primes),
+                    p_bits=tuple(q.bit_length() for q in p.p_primes), source="hepkg.rns (primes chosen by the engine)")
+
+    # ------------------------------------------------------------------ encoding, encryption
+    def _encode(self, values: np.ndarray, level: int):
+        return self._eng.encode(values, level)
+
+    def _encrypt(self, pt):
+        return self._eng.encrypt(pt)
+
+    def _decrypt(self, ct) -> np.ndarray:
+        return self._eng.decrypt(ct)
+
+    # ------------------------------------------------------------------ arithmetic
+    def _add(self, x, y):
+        return self._eng.add(x, y)
+
+    def _sub(self, x, y):
+        return self._eng.sub(x, y)
+
+    _add_plain, _sub_plain = _add, _sub
+
+    def _negate(self, x):
+        return self._eng.negate(x)
+
+    def _mul(self, x, y):
+        return self._eng.mul(x, y)
+
+    def _relin(self, x):
+        return self._eng.relinearize(x)
+
+    def _mul_plain(self, x, p):
+        return self._eng.mul_plain(x, p)
+
+    def _rotate(self, x, step: int):
+        return self._eng.rotate(x, step)
+
+    def _rotate_hoisted(self, x, steps: list[int]) -> list:
+        out = self._eng.rotate_hoisted(x, steps)
+        return [out[s] for s in steps]
+
+    def _swap(self, x):
+        raise SchemeError("CKKS has no column swap")
+
+    def _rescale(self, x):
+        return self._eng.rescale(x)
+
+    def _mod_switch(self, x):
+        return self._eng.drop_level(x, 1)
+
+    def _noise_budget(self, x) -> int:
+        raise SchemeError("the rns backend is CKKS only: no BFV noise budget")
+
+    # ------------------------------------------------------------------ bytes
+    def _ser(self, x) -> bytes:
+        return _pack({"data": x.data, "meta": np.array([x.level, x.scale], dtype=np.float64)})
+
+    def _deser(self, data: bytes):
+        z = _unpack(data)
+        level, scale = z["meta"]
+        return RawCt(self._eng.xp.asarray(z["data"]), int(level), float(scale))
+
+    def _check_raw(self, raw, meta: dict) -> None:
+        eng = self._eng
+        shape = raw.data.shape
+        if raw.level != meta["level"] or len(shape) != 3 or shape[0] not in (2, 3) \
+                or shape[1:] != (eng.bases.nq - raw.level, eng.n) or raw.data.dtype != np.uint64:
+            raise CorruptedData(f"the rns ciphertext payload (shape {shape}, level {raw.level}) does not match "
+                                f"its metadata (level {meta['level']})")
+        if not np.isfinite(raw.scale) or raw.scale <= 0:
+            raise CorruptedData(f"the rns ciphertext payload has an invalid scale {raw.scale!r}")
+        if not bool((raw.data < eng.bases.full.q[:eng.bases.nq - raw.level]).all()):
+            raise CorruptedData("the rns ciphertext payload holds residues outside their primes")
+
+    def _key_sizes(self) -> dict[str, int]:
+        k = self._eng.keys
+        return {"public_key": int(sum(a.nbytes for a in k.pk)),
+                "relin_key": k.relin.nbytes if k.relin is not None and self.relin_key else 0,
+                "galois_keys": int(sum(g.nbytes for g in k.galois.values())),
+                "ciphertext": 2 * self._eng.bases.nq * self._eng.n * 8}

@@ -1,0 +1,52 @@
+"""Hybrid key switching (dnum digits, special primes P) and hoisted rotations.
+
+switch(d) = ModDown(sum_j ModUp_j(d) * key_j): the digits' extensions to Q_l and P are
+multiplied by the key pairs and summed (the inner-product kernel), then divided by P.
+A rotation applies X -> X^g (a permutation of NTT slots) first; since the permutation
+commutes with ModUp up to an equally small extension error, several rotations of one
+ciphertext share one ModUp (hoisting).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arith import add_mod
+from .basis import Bases, dot_mod, mod_down, mod_up
+from .keys import SwitchKey
+
+
+def key_rows(bases: Bases, key: SwitchKey, level: int, digits: int) -> tuple:
+    """The (b, a) key digits restricted to the rows of Q_l and P."""
+    k = bases.nq - level
+    if level == 0:
+        return key.b[:digits], key.a[:digits]
+    xp = bases.xp
+    return tuple(xp.concatenate([t[:digits, :k], t[:digits, bases.nq:]], axis=1) for t in (key.b, key.a))
+
+
+def apply_key(bases: Bases, ext, level: int, key: SwitchKey):
+    """(c0, c1) over Q_l, stacked (2, k, N), of the ModUp extensions ``ext`` (digits, k+|P|, N)."""
+    b, a = key_rows(bases, key, level, ext.shape[0])
+    m = bases.mod(bases.q_rows(level) + bases.p_rows)
+    return mod_down(bases, bases.xp.stack([dot_mod(ext, b, m), dot_mod(ext, a, m)]), level)
+
+
+def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int):
+    """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N)."""
+    return apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+
+
+def rotate_hoisted(bases: Bases, c, level: int, keys: dict, dnum: int, indices: dict) -> dict:
+    """Rotations of the size-2 ciphertext c (2, k, N): {step: (2, k, N)}, one ModUp for all.
+
+    ``keys[step]``: the Galois key; ``indices[step]``: the NTT-order index map of its automorphism."""
+    xp = bases.xp
+    ext = mod_up(bases, c[1], level, dnum)
+    m = bases.mod(bases.q_rows(level))
+    out = {}
+    for step, key in keys.items():
+        idx = xp.asarray(np.asarray(indices[step]))
+        r = apply_key(bases, ext[..., idx], level, key)
+        r[0] = add_mod(r[0], c[0][..., idx], m.q, xp)
+        out[step] = r
+    return out

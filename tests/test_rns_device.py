@@ -1,0 +1,39 @@
+"""hepkg.rns device discipline: numpy-only import, array-module selection, CuPy kernels equal to their numpy twins."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hepkg.rns import array_module
+from hepkg.rns.arith import Modulus, _mul_mod_xp, _mul_shoup_xp, mul_mod, mul_shoup, ntt_primes
+
+
+def test_imports_with_numpy_alone():
+    code = ("import sys; import hepkg.rns; from hepkg.rns import CKKS; "
+            "bad = [m for m in ('cupy', 'scipy') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_array_module_selection():
+    assert array_module("numpy") is np and array_module(None) is np
+    with pytest.raises(ValueError, match="numpy"):
+        array_module("torch")
+
+
+@pytest.mark.gpu
+def test_cupy_kernels_equal_numpy_twins():
+    cp = pytest.importorskip("cupy")
+    if cp.cuda.runtime.getDeviceCount() == 0:
+        pytest.skip("no CUDA device")
+    primes = ntt_primes(60, 4096, 2) + ntt_primes(31, 4096, 1)
+    host, dev = Modulus(primes), Modulus(primes, cp)
+    rng = np.random.default_rng(0)
+    a = np.stack([rng.integers(0, q, 4096, dtype=np.uint64) for q in primes])
+    b = np.stack([rng.integers(0, q, 4096, dtype=np.uint64) for q in primes])
+    a[:, :3], b[:, :3] = 0, np.array(primes, dtype=np.uint64)[:, None] - 1
+    assert (mul_mod(cp.asarray(a), cp.asarray(b), dev).get() == _mul_mod_xp(a, b, host)).all()
+    w, ws = host.constants([q - 2 for q in primes])
+    got = mul_shoup(cp.asarray(a), cp.asarray(w), cp.asarray(ws), dev.q, cp).get()
+    assert (got == _mul_shoup_xp(a, w, ws, host.q, np)).all()
