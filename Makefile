@@ -32,8 +32,11 @@ reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|fu
 figures: $(STAMP) ## rebuild every table, figure and claim from the committed raw tables (artifacts/*/raw), computing nothing
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --render-only $(if $(ONLY),--only $(ONLY))
 
-bench: $(STAMP) ## hepkg beside the authors' public code (checkouts: HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv) -> artifacts/bench
+bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch) -> artifacts/bench
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
+
+bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step beside OpenFHE (N = 2^15, 2^16; depth 9, 11) -> artifacts/bench/rns_ops.csv
+	OMP_NUM_THREADS=1 $(PY) -m hepkg.bench.rns_ops --save
 
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
@@ -51,4 +54,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow reproduce figures bench bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow reproduce figures bench bench-rns bench-ops lab docker clean distclean

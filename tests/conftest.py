@@ -11,7 +11,7 @@ CKKS = he.get_params("ckks-16384-small")
 ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
 
 BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
-CKKS_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe", "tenseal") if he.availability()[b]]
+CKKS_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe", "tenseal", "rns") if he.availability()[b]]
 
 
 @functools.lru_cache(maxsize=None)

@@ -202,11 +202,13 @@ def test_the_facesearch_section_alternates_children_and_checks_the_count(monkeyp
     def fake_measure(cfg):
         calls.append((cfg["method"], cfg["l"], cfg["K"], cfg["kappa"], cfg["identify"]))
         err = 0.1 if cfg["method"] == "hydia" else 0.7
-        return [dict(status="measured", rep=r, membership_s=2.0, membership_he_s=1.9, rss_peak_bytes=4e9,
+        return [dict(status="measured", rep=r, membership_s=2.0, membership_he_s=1.9, rss_peak_bytes=5e9,
+                     server_rss_peak_bytes=4e9,
                      count_error=err, op_rotate=511) for r in range(cfg["reps"])]
     monkeypatch.setattr(experiments, "measure", fake_measure)
     runs = fv.versus_run("l512 K1024 kappa10", None, reps=2)
     assert calls == [("hydia", 512, 1024, 10, False), ("bsgs-diagonal", 512, 1024, 10, False)] * fv.ROUNDS
     assert list(runs.rep[runs.side == "hydia"]) == [0, 1, 2, 3] and (runs.rss_gb == 4.0).all()
+    assert (runs.child_rss_gb == 5.0).all()
     assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {"bsgs-diagonal": False, "hydia": True}
     assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0, 1.0]

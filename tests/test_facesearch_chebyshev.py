@@ -1,6 +1,6 @@
 """The encrypted comparison: Chebyshev coefficients, Paterson-Stockmeyer depth and accuracy, f4, Algorithm 2.
 
-Tolerances: on ``sim`` (exact float64) 1e-12; on OpenFHE, Pyfhel and TenSEAL 1e-4 (scale 2^40,
+Tolerances: on ``sim`` (exact float64) 1e-12; on OpenFHE, Pyfhel, TenSEAL and rns 1e-4 (scale 2^40,
 N = 4096; measured at degree 13 / f4 / kappa = 8: OpenFHE <= 2e-6, SEAL <= 1.6e-5).
 """
 import numpy as np
@@ -17,8 +17,8 @@ DEEP = "toy-ckks-4096-d11"  # the face-search depth (11 >= kappa = 10) on an ins
 #: OpenFHE's EvalChebyshevSeries depth per degree on [-1, 1] (its documented table, minus the level it
 #: counts for the affine map of a general interval).
 OPENFHE_DEPTH = {5: 3, 13: 4, 27: 5, 59: 6, 119: 7}
-TOL = {"sim": 1e-12, "openfhe": 1e-4, "pyfhel": 1e-4, "tenseal": 1e-4}
-BACKENDS = [b for b in ("sim", "openfhe", "pyfhel", "tenseal") if AVAILABLE[b]]
+TOL = {"sim": 1e-12, "openfhe": 1e-4, "pyfhel": 1e-4, "tenseal": 1e-4, "rns": 1e-4}
+BACKENDS = [b for b in ("sim", "openfhe", "pyfhel", "tenseal", "rns") if AVAILABLE[b]]
 X = np.linspace(-1, 1, 2048)
 STEP = lambda v: 1.0 if v >= ch.DELTA else 0.0  # noqa: E731
 

@@ -6,7 +6,8 @@ child (keys, enrollment, one warm-up query and ``reps`` membership queries; the 
 the side's memory), the children alternating HyDia, BSGS-Diagonal, HyDia, ... for :data:`ROUNDS`
 rounds. ``e2e_s`` is one membership query (Algorithm 7: rotations, similarity with the diagonals
 read from disk, comparison, aggregation), ``he_s`` its seconds inside OpenFHE, ``rss_gb`` the peak
-resident memory of the side's child; ``correct``: the decrypted membership count is within 0.5 of
+resident memory of the side's child from the end of enrollment on (the server: its keys, the
+queries; ``child_rss_gb`` includes the enrollment, which the protocol's enroller does apart); ``correct``: the decrypted membership count is within 0.5 of
 numpy's (the count of matches stays exact when rounded; identification is not run here, the
 section's notebook checks it).
 """
@@ -50,7 +51,8 @@ def versus_run(case: str, checkout=None, *, reps: int, seed: int = 0):
                 ok = r["status"] == "measured"
                 rows.append(dict(side=method, round=rnd, rep=rnd * reps + r.get("rep", 0), status=r["status"],
                                  e2e_s=r.get("membership_s"), he_s=r.get("membership_he_s"),
-                                 rss_gb=r.get("rss_peak_bytes", float("nan")) / 1e9, omp_threads=threads,
+                                 rss_gb=r.get("server_rss_peak_bytes", float("nan")) / 1e9,
+                                 child_rss_gb=r.get("rss_peak_bytes", float("nan")) / 1e9, omp_threads=threads,
                                  correct=ok and r["count_error"] < 0.5, count_error=r.get("count_error"),
                                  rotate=r.get("op_rotate"), keyswitch=r.get("op_keyswitch"),
                                  mul_ct=r.get("op_mul_ct"), hoisted_precompute=r.get("op_hoisted_precompute"),

@@ -7,6 +7,8 @@ set below passes both.
 """
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass, field
 
 from .arith import MAX_PRIME_BITS, ntt_prime_near, ntt_primes
@@ -21,8 +23,10 @@ class RnsParams:
 
     ``q_bits``: the first prime then one prime per level (rescaled away last-first); a level
     prime of ``scale_bits`` bits is chosen as the NTT-friendly prime closest to the running
-    scale, so the scale stays near 2^scale_bits. ``special_bits``/``special_count``: the
-    key-switching primes P (count None: enough for P to exceed the largest digit).
+    scale, so the scale stays near 2^scale_bits. ``special_count`` primes of ``special_bits``
+    bits make the key-switching modulus P; with count None, P is the fewest primes of at most
+    ``special_bits`` bits, of equal size, whose product exceeds the largest digit (what hybrid
+    key switching needs, and no more: P counts against the security bound).
     ``dnum``: hybrid key-switching digits. ``insecure``: below 128 bits, tests only.
     """
 
@@ -94,15 +98,23 @@ def _build(p: RnsParams) -> tuple:
         levels.append(q)
         scale = scale * scale / q
     q_primes = (first,) + tuple(reversed(levels))
-    count = p.special_count or _special_count(p, q_primes)
-    return q_primes, tuple(ntt_primes(p.special_bits, p.n, count, taken))
+    if p.special_count:
+        return q_primes, tuple(ntt_primes(p.special_bits, p.n, p.special_count, taken))
+    return q_primes, _special_primes(p, q_primes, taken)
 
 
-def _special_count(p: RnsParams, q_primes) -> int:
-    """Enough special primes for P to exceed the largest key-switching digit of Q."""
+def _special_primes(p: RnsParams, q_primes, taken) -> tuple:
+    """The fewest equal-sized primes of at most special_bits bits whose product P exceeds the largest
+    key-switching digit of Q (the largest NTT primes below 2^bits: P is just below 2^(count bits), at least 2^(digit bits + 1))."""
     alpha = -(-len(q_primes) // p.dnum)
-    digit_bits = max(sum(q.bit_length() for q in q_primes[i:i + alpha]) for i in range(0, len(q_primes), alpha))
-    return -(-(digit_bits + 1) // p.special_bits)
+    digit = max(math.prod(q_primes[i:i + alpha]) for i in range(0, len(q_primes), alpha))
+    count = -(-(digit.bit_length() + 1) // p.special_bits)
+    bits = -(-(digit.bit_length() + 1) // count)
+    while True:
+        primes = tuple(ntt_primes(bits, p.n, count, taken))
+        if math.prod(primes) > digit:
+            return primes
+        bits += 1
 
 
 def _ckks(name, n, depth, *, scale_bits=45, first_bits=60, **kw) -> RnsParams:
@@ -114,6 +126,7 @@ _SPECS = {
     # face-search sets (paper Sec. 6: N=2^15, scale 2^45, depth 9 and 11) and N=2^16 sets, all 128-bit
     "rns-ckks-32768-d9": dict(n=32768, depth=9, dnum=3, note="face search, kappa=8"),
     "rns-ckks-32768-d11": dict(n=32768, depth=11, dnum=3, note="face search / HyDia, kappa=10"),
+    "rns-ckks-65536-d9": dict(n=65536, depth=9, dnum=2),
     "rns-ckks-65536-d11": dict(n=65536, depth=11, dnum=2),
     "rns-ckks-65536-d24": dict(n=65536, depth=24, dnum=3),
     # tests only: small rings, far below 128 bits
@@ -136,3 +149,20 @@ def get_params(name: "str | RnsParams") -> RnsParams:
 
 def names() -> list[str]:
     return list(_SPECS)
+
+
+@functools.lru_cache(maxsize=64)
+def fitted(name: str, n: int, scale_bits: int, q_bits: tuple, dnum: "int | None" = None,
+           default_dnum: int = 3) -> RnsParams:
+    """A set for prime sizes ``q_bits`` with ``dnum`` digits, or, with dnum None, the fewest digits
+    from ``default_dnum`` up whose QP stays within the 128-bit bound (more digits: a smaller P),
+    else ``default_dnum``. Marked insecure: the caller judges the security of what is built."""
+    def build(d):
+        return RnsParams(name=name, n=n, scale_bits=scale_bits, q_bits=q_bits, dnum=min(d, len(q_bits)),
+                         insecure=True)
+
+    if dnum:
+        return build(dnum)
+    first = build(default_dnum)
+    tries = (build(d) for d in range(first.dnum + 1, len(q_bits) + 1))
+    return first if first.secure else next((p for p in tries if p.secure), first)

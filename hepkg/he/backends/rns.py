@@ -2,8 +2,10 @@
 
 Numpy on the CPU; CuPy on a GPU with ``HEPKG_RNS_XP=cupy``. The engine chooses its primes
 (first and level primes of the parameter set's sizes, level primes tracking the scale) and
-its key-switching primes P (enough to exceed the largest of the ``ks_digits`` digits, 3 by
-default), sized as the set's last (special) prime; the built modulus reports them.
+its key-switching primes P: the fewest equal primes of at most 60 bits whose product exceeds
+the largest of the ``ks_digits`` digits. Where the set leaves ``ks_digits`` open, the digits
+are the fewest from 3 up that keep log QP within the 128-bit bound (more digits, smaller P),
+else 3. The built modulus reports them.
 """
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from hepkg.rns import CKKS
 from hepkg.rns.ckks import Ciphertext as RawCt
 from hepkg.rns.device import array_module, to_host
 from hepkg.rns.keys import KeySet, SwitchKey
-from hepkg.rns.params import RnsParams
+from hepkg.rns.params import RnsParams, fitted
 
 from ..context import Context
+from ..envelope import frame, unframe
 from ..errors import CorruptedData, SchemeError
 
 _DEFAULT_DNUM = 3
@@ -41,11 +44,8 @@ class RnsContext(Context):
 
     # ------------------------------------------------------------------ parameters and keys
     def _rns_params(self) -> RnsParams:
-        p = self.params
-        q_bits = tuple(p.qi_bits[:-1])
-        return RnsParams(name=p.name, n=p.n, scale_bits=p.scale_bits, q_bits=q_bits,
-                         dnum=min(p.ks_digits or _DEFAULT_DNUM, len(q_bits)), special_bits=p.qi_bits[-1],
-                         insecure=True)   # security is judged by Context._check_built on what is built
+        p = self.params   # security is judged by Context._check_built on what is built
+        return fitted(p.name, p.n, p.scale_bits, tuple(p.qi_bits[:-1]), p.ks_digits, _DEFAULT_DNUM)
 
     def _engine(self, keys=None) -> CKKS:
         return CKKS(self._rns_params(), xp=self._xp, keys=keys)
@@ -59,22 +59,33 @@ class RnsContext(Context):
         if self.keys.steps:
             self._eng.gen_rotation_keys(sorted(self.keys.steps))
 
-    def _public_payload(self, evaluation_keys: bool) -> bytes:
-        k = self._eng.keys
-        arrays = {"pk_b": k.pk[0], "pk_a": k.pk[1]}
+    def _public_payload(self, evaluation_keys: bool) -> list:
+        """Four framed parts, as the other backends: the primes, the public key, the relinearization key
+        and the Galois keys (the last two empty without evaluation keys)."""
+        k, p = self._eng.keys, self._eng.params
+        primes = _pack({"q": np.asarray(p.q_primes, dtype=np.uint64), "p": np.asarray(p.p_primes, dtype=np.uint64)})
+        parts = [primes, _pack({"b": k.pk[0], "a": k.pk[1]}), b"", b""]
         if evaluation_keys:
-            arrays.update(relin_b=k.relin.b, relin_a=k.relin.a)
-            for s, key in k.galois.items():
-                arrays.update({f"g{s}_b": key.b, f"g{s}_a": key.a})
-        return _pack(arrays)
+            parts[2] = _pack({"b": k.relin.b, "a": k.relin.a})
+            parts[3] = _pack({f"{kind}{s}": getattr(key, kind) for s, key in k.galois.items() for kind in "ba"})
+        return frame(parts)
 
     def _load_public(self, payload: bytes):
-        z = {k: self._xp.asarray(v) for k, v in _unpack(payload).items()}
-        galois = {int(name[1:-2]): SwitchKey(z[name], z[name[:-1] + "a"]) for name in z
-                  if name.startswith("g") and name.endswith("_b")}
-        relin = SwitchKey(z["relin_b"], z["relin_a"]) if "relin_b" in z else None
-        self._eng = self._engine(KeySet(pk=(z["pk_b"], z["pk_a"]), relin=relin, galois=galois))
+        primes_b, pk_b, relin_b, galois_b = unframe(payload, 4, "rns context payload")
+        primes, p = _unpack(primes_b), self._rns_params()
+        if set(primes) != {"q", "p"} or primes["q"].tolist() != list(p.q_primes) \
+                or primes["p"].tolist() != list(p.p_primes):
+            raise CorruptedData(f"the payload's primes are not the ones rns builds for {self.params.name}")
+        pk, relin, galois = (self._arrays(b) for b in (pk_b, relin_b, galois_b))
+        keys = KeySet(pk=(pk["b"], pk["a"]), relin=SwitchKey(relin["b"], relin["a"]) if relin else None,
+                      galois={int(name[1:]): SwitchKey(galois[name], galois["a" + name[1:]])
+                              for name in galois if name.startswith("b")})
+        self._eng = self._engine(keys)
         self._check_keys()
+
+    def _arrays(self, part: bytes) -> dict:
+        """The arrays of one payload part, on this context's array module (none for an empty part)."""
+        return {k: self._xp.asarray(v) for k, v in _unpack(part).items()} if part else {}
 
     def _check_keys(self) -> None:
         """CorruptedData unless the loaded keys have the shapes this parameter set builds and every residue

@@ -1,0 +1,176 @@
+"""Microbenchmarks of hepkg's RNS-CKKS engine beside OpenFHE: NTT, product, rotation, hoisted rotation.
+
+``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--save]`` times, for each
+ring degree 2^n and depth, the engine's own full-size set (``rns-ckks-<N>-d<depth>``, numpy, and
+CuPy where :mod:`hepkg.rns.device` finds it) and hepkg's OpenFHE set of the same shape
+(``ckks-<N>-d<depth>``, where one exists), interleaved in one run (one warm-up round):
+
+- ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
+  bindings do not expose its NTT: no OpenFHE row);
+- ``mul_relin_rescale``: ciphertext x ciphertext, relinearization, rescale;
+- ``rotate``: one rotation (one key switch);
+- ``hoist_step``: per extra step of a hoisted rotation, (t(k steps) - t(1 step)) / (k - 1), k = HOIST.
+
+OpenFHE is timed through its backend's raw hooks (the library calls, without hepkg's protocol
+bookkeeping), the engine through its own methods. ``vs_openfhe``: median / OpenFHE's median.
+Run OpenFHE single-threaded (``OMP_NUM_THREADS=1``, the default here) to compare with numpy.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+OPS = ("ntt", "mul_relin_rescale", "rotate", "hoist_step")
+#: rotation steps of the hoisted measurement (k = HOIST)
+HOIST = 8
+COLUMNS = ["op", "N", "depth", "backend", "median_ms", "q1_ms", "q3_ms", "reps", "vs_openfhe", "note"]
+
+
+def engine_sets(n_log: int, depth: int) -> tuple:
+    """(the rns engine's set, hepkg's OpenFHE set name or None) for N = 2^n_log and ``depth``."""
+    import hepkg.he as he
+    from hepkg.rns import get_params
+
+    name = f"ckks-{2 ** n_log}-d{depth}"
+    return get_params(f"rns-{name}"), (name if name in he.PARAMS else None)
+
+
+def array_modules() -> list[str]:
+    """'numpy', plus 'cupy' where the engine can use it."""
+    from hepkg.rns.device import array_module
+    try:
+        array_module("cupy")
+        return ["numpy", "cupy"]
+    except ImportError:
+        return ["numpy"]
+
+
+def _inputs(slots: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, slots), rng.uniform(-1, 1, slots)
+
+
+def _synced(fn, xp):
+    """``fn`` followed by a device synchronization (CuPy), so the wall clock covers the kernels."""
+    if xp is np:
+        return fn
+
+    def call():
+        out = fn()
+        xp.cuda.Device().synchronize()
+        return out
+    return call
+
+
+def rns_calls(params, xp="numpy", seed: int = 0) -> dict:
+    """The ops on the engine, as zero-argument calls: ntt, mul_relin_rescale, rotate, hoist_1, hoist_k."""
+    from hepkg.rns import CKKS
+
+    eng = CKKS(params, xp=xp, rotations=range(1, HOIST + 1))
+    a, b = (eng.encrypt(v) for v in _inputs(eng.slots, seed))
+    ntt = eng.bases.ntt(eng.bases.q_rows(0))
+    coeffs = ntt.inverse(a.data)
+    steps = list(range(1, HOIST + 1))
+    calls = {"ntt": lambda: ntt.forward(coeffs),
+             "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
+             "rotate": lambda: eng.rotate(a, 1),
+             "hoist_1": lambda: eng.rotate_hoisted(a, steps[:1]),
+             "hoist_k": lambda: eng.rotate_hoisted(a, steps)}
+    return {op: _synced(fn, eng.xp) for op, fn in calls.items()}
+
+
+def openfhe_calls(name: str, insecure: bool = False, seed: int = 0) -> tuple:
+    """(the OpenFHE context, its ops as zero-argument raw library calls; no ntt)."""
+    import hepkg.he as he
+
+    steps = list(range(1, HOIST + 1))
+    ctx = he.context("openfhe", name, rotations=steps, policy="exact", insecure=insecure)
+    a, b = (ctx.encrypt(v).raw for v in _inputs(ctx.slots, seed))
+    return ctx, {"mul_relin_rescale": lambda: ctx._rescale(ctx._relin(ctx._mul(a, b))),
+                 "rotate": lambda: ctx._rotate(a, 1),
+                 "hoist_1": lambda: ctx._rotate_hoisted(a, steps[:1]),
+                 "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
+
+
+def _stats(ms) -> dict:
+    q1, med, q3 = np.percentile(np.asarray(ms, dtype=float), [25, 50, 75])
+    return dict(median_ms=med, q1_ms=q1, q3_ms=q3, reps=len(ms))
+
+
+def _rows(runs, backend: str) -> list[dict]:
+    """Per op: median and quartiles (ms) of one backend's runs; hoist_step per rep from hoist_k and hoist_1."""
+    mine = runs[runs.method.str.startswith(backend + "|")]
+    ms = {m.split("|", 1)[1]: 1e3 * g.sort_values("rep").wall_s.to_numpy() for m, g in mine.groupby("method")}
+    if "hoist_k" in ms:
+        ms["hoist_step"] = (ms.pop("hoist_k") - ms.pop("hoist_1")) / (HOIST - 1)
+    return [dict(op=op, backend=backend, **_stats(ms[op])) for op in OPS if op in ms]
+
+
+def measure_config(rns_params, openfhe_name: str | None, *, reps: int = 5, seed: int = 0, insecure: bool = False,
+                   xps=None):
+    """The long table of one (N, depth): the engine (an rns set or its name) on each array module and the
+    OpenFHE set ``openfhe_name`` (None: no such set), interleaved."""
+    import pandas as pd
+
+    from hepkg.rns import get_params
+
+    from .repeat import interleaved
+
+    rns_params = get_params(rns_params)
+    backends = {f"rns-{xp}": rns_calls(rns_params, xp, seed) for xp in (xps or array_modules())}
+    ctx = None
+    if openfhe_name is not None:
+        ctx, backends["openfhe"] = openfhe_calls(openfhe_name, insecure, seed)
+    try:
+        methods = {f"{b}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
+                   for b, calls in backends.items() for fn in [calls.get(op)] if fn is not None}
+        runs = interleaved(methods, reps=reps, progress=False)
+    finally:
+        if ctx is not None:
+            ctx.close()
+    rows = [r for b in backends for r in _rows(runs, b)]
+    if openfhe_name is None:
+        rows += [dict(op=op, backend="openfhe", note=f"hepkg has no OpenFHE set ckks-{rns_params.n}-d"
+                      f"{rns_params.depth}") for op in OPS]
+    else:
+        rows.append(dict(op="ntt", backend="openfhe", note="not exposed by OpenFHE's python bindings"))
+    out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
+    return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64"}))
+
+
+def _with_ratio(df):
+    ref = df[df.backend == "openfhe"].set_index("op").median_ms
+    df["vs_openfhe"] = df.median_ms / df.op.map(ref)
+    return df
+
+
+def measure(n_logs=(15, 16), depths=(9, 11), *, reps: int = 5, seed: int = 0):
+    """The long table for every (N = 2^n, depth): one row per (op, backend)."""
+    import pandas as pd
+
+    return pd.concat([measure_config(*engine_sets(n, d), reps=reps, seed=seed) for n in n_logs for d in depths],
+                     ignore_index=True)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[15, 16], help="log2 of the ring degrees")
+    parser.add_argument("--depth", type=int, nargs="+", default=[9, 11], help="multiplicative depths")
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (after one warm-up)")
+    parser.add_argument("--threads", type=int, default=1, help="OpenMP threads for OpenFHE")
+    parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
+    args = parser.parse_args(argv)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
+    table = measure(args.n, args.depth, reps=args.reps)
+    if args.save:
+        from .report import save_table
+        print("saved", *save_table(table, "bench", "rns_ops"))
+    import pandas as pd
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+        print(table.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""hepkg.bench.rns_ops on a tiny insecure ring (N = 2^12, one repetition): the table's shape and values."""
+import numpy as np
+import pytest
+
+import hepkg.he as he
+from hepkg.bench import rns_ops
+from hepkg.rns.params import fitted
+
+TOY = he.get_params("toy-ckks-4096-d11")
+
+
+def _check_measured(rows):
+    assert (rows.reps == 1).all() and (rows.median_ms > 0).all()
+    assert (rows.q1_ms <= rows.median_ms).all() and (rows.median_ms <= rows.q3_ms).all()
+
+
+def test_engine_alone_names_the_missing_openfhe_set():
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1)
+    assert list(table.columns) == rns_ops.COLUMNS and len(table) == 2 * len(rns_ops.OPS)
+    assert set(table.backend) == {"rns-numpy", "openfhe"} and (table.N == 4096).all() and (table.depth == 3).all()
+    mine = table[table.backend == "rns-numpy"]
+    assert list(mine.op) == list(rns_ops.OPS)
+    _check_measured(mine)
+    theirs = table[table.backend == "openfhe"]
+    assert theirs.median_ms.isna().all() and theirs.note.str.contains("no OpenFHE set").all()
+    assert table.vs_openfhe.isna().all()
+
+
+@pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
+def test_engine_beside_openfhe_on_the_same_moduli_sizes():
+    mine = fitted(TOY.name, TOY.n, TOY.scale_bits, TOY.qi_bits[:-1])
+    table = rns_ops.measure_config(mine, TOY.name, reps=1, insecure=True)
+    assert list(table.columns) == rns_ops.COLUMNS and len(table) == 2 * len(rns_ops.OPS)
+    assert (table.depth == 11).all()
+    measured = table[table.median_ms.notna()]
+    assert len(measured) == 2 * len(rns_ops.OPS) - 1                    # OpenFHE's NTT is not exposed
+    _check_measured(measured)
+    ratio = table.set_index(["backend", "op"]).vs_openfhe
+    assert (ratio["openfhe"].drop("ntt") == 1).all()
+    assert np.isfinite(ratio["rns-numpy"].drop("ntt")).all() and (ratio["rns-numpy"].drop("ntt") > 0).all()
+    assert table.query("backend == 'openfhe' and op == 'ntt'").note.str.contains("not exposed").all()
+
+
+def test_sets_and_array_modules():
+    mine, theirs = rns_ops.engine_sets(15, 9)
+    assert (mine.n, mine.depth, mine.secure, theirs) == (32768, 9, True, "ckks-32768-d9")
+    mine, theirs = rns_ops.engine_sets(16, 11)
+    assert (mine.n, mine.depth, theirs) == (65536, 11, None)
+    assert rns_ops.array_modules()[0] == "numpy"
