@@ -104,8 +104,9 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     """Alternating runs of their ``run`` and :func:`~hepkg.spmv.run_cssc` in each of ``variants`` (name ->
     (policy, drop_primes); :data:`VARIANTS`) on ``case``: one row per kept run with ``e2e_s`` (all parties,
     key generation excluded: hepkg's key transfer counts, theirs has none), ``cloud_s``, ``he_s``,
-    ``overhead`` (= e2e / he), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the
-    relinearizations' key switches)."""
+    ``overhead`` (= e2e / he), hepkg's ``cloud_overhead`` (the cloud's wall / its seconds inside the
+    library), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the relinearizations'
+    key switches)."""
     import hepkg.he as he
     from hepkg.he.counting import library_seconds
     from hepkg.he.keys import pow2_terms
@@ -126,7 +127,8 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             spent = library_seconds() - before
             cloud, tm = res.ops["cloud"], res.timings
             return dict(policy=policy, drop_primes=drop_primes, e2e_s=tm["total"] - tm["keygen"],
-                        cloud_s=tm["cloud"], he_s=sum(spent.values()) - spent["keygen"],
+                        cloud_s=tm["cloud"], cloud_overhead=tm["cloud"] / res.info["cloud_he_s"],
+                        he_s=sum(spent.values()) - spent["keygen"],
                         correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
                         mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0),
                         keyswitch=cloud.get("keyswitch", 0))

@@ -219,6 +219,7 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
         ops=dict(client_a=a.ctx.counts.as_dict(), client_b=b.ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=clock.timings(),
         info=dict(n_ct=plan.n_ct, blocks=len(plan.blocks), c_max=plan.c_max, layout=plan.layout,
+                  cloud_he_s=cloud_ops.he_s,
                   chunks=[(c.rows, c.cols) for c in plan.chunks], vector_ciphertexts=plan.n_ct,
                   result_ciphertexts=len(plan.blocks), rotation_keys=sizes["rotation_keys"],
                   key_bytes=sizes["public_key"] + sizes["relin_key"] + sizes["galois_keys"],
