@@ -32,6 +32,8 @@ from functools import cached_property
 
 import numpy as np
 
+from hepkg.rns.arith import is_prime
+
 __all__ = ["vandermonde", "compress_indices", "compress_payloads", "stacked_matrix", "PerfOMRCode",
            "perfomr_compress_indices", "perfomr_compress_payloads", "INDEX_SLOTS"]
 
@@ -42,31 +44,8 @@ _MASK = (1 << _LIMB) - 1
 _CHUNK = 1 << 20      # ... and sums of 2^20 of them < 2^52, exact in float64
 
 
-def _is_prime(n: int) -> bool:
-    """Deterministic Miller-Rabin for n < 3.2e9 (bases 2, 3, 5, 7)."""
-    if n < 2:
-        return False
-    for q in (2, 3, 5, 7):
-        if n % q == 0:
-            return n == q
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d, r = d // 2, r + 1
-    for a in (2, 3, 5, 7):
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
 def _prime(p) -> int:
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 2 < p < 2 ** 31 or not _is_prime(int(p)):
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 2 < p < 2 ** 31 or not is_prime(int(p)):
         raise ValueError(f"modulus p must be an odd prime below 2^31 (arithmetic over F_p), got {p!r}")
     return int(p)
 
