@@ -26,8 +26,10 @@ def test_hepkg_imports_without_any_he_library():
             "'scipy')]; import importlib.util as u; real = u.find_spec; "
             "u.find_spec = lambda n, *a: None if n in ('Pyfhel', 'openfhe', 'tenseal') else real(n, *a); "
             "import hepkg as hk; a = hk.availability(); assert a == {'sim': True, 'pyfhel': False, "
-            "'openfhe': False, 'tenseal': False}, a; ctx = hk.context('sim'); "
-            "assert list(ctx.decrypt(ctx.encrypt([1, 2]), 2)) == [1, 2]")
+            "'openfhe': False, 'tenseal': False, 'rns': True}, a; ctx = hk.context('sim'); "
+            "assert list(ctx.decrypt(ctx.encrypt([1, 2]), 2)) == [1, 2]; "
+            "ctx = hk.context('rns', 'toy-ckks-1024', insecure=True); "  # hepkg's own CKKS: numpy alone
+            "assert abs(ctx.decrypt(ctx.encrypt([0.5, 1.0]), 2) - [0.5, 1.0]).max() < ctx.params.ckks_tolerance")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
