@@ -2,8 +2,8 @@
 
 Security bound: the HomomorphicEncryption.org standard (ternary secret, classical, 128 bits)
 on log2(QP), special primes counted: N=2^15: 881 bits. For N=2^16 the standard has no row;
-OpenFHE uses 1772 bits and hepkg.he.params 1747: the stricter 1747 is used here, so every
-set below passes both.
+OpenFHE uses 1772 bits and hepkg.he.params 1747: hepkg's table (the stricter 1747) is used here,
+so every set below passes both.
 """
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from hepkg.he.params import HE_STANDARD
+
 from .arith import MAX_PRIME_BITS, ntt_prime_near, ntt_primes
 
-#: max log2(QP) for 128-bit classical security (ternary secret), per ring degree
-MAX_LOG_QP_128 = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881, 65536: 1747}
+#: max log2(QP) for 128-bit classical security (ternary secret), per ring degree (hepkg's HE-standard table)
+MAX_LOG_QP_128 = {n: row[128] for n, row in HE_STANDARD.items()}
 
 
 @dataclass(frozen=True)
