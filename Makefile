@@ -26,6 +26,10 @@ test: $(STAMP) ## run the test suite: the notebooks with nbval, then tests/ (slo
 test-slow: $(STAMP) ## the slow tests: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS)
 	MPLBACKEND=Agg $(PY) -m pytest -m slow $(PYTEST_ARGS)
 
+test-rns: $(STAMP) ## the protocol, hardening and fuzz suites with rns (numpy) as the CKKS backend, at the 128-bit face-search set ckks-32768-d9
+	HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns $(PY) -m pytest -m "not full and not slow" \
+		tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py $(PYTEST_ARGS)
+
 reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --scale $(SCALE) --executor $(EXECUTOR) $(if $(ONLY),--only $(ONLY))
 
@@ -54,4 +58,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow reproduce figures bench bench-rns bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker clean distclean

@@ -1,5 +1,10 @@
-"""Shared fixtures: one context per (backend, scheme), built once per session."""
+"""Shared fixtures: one context per (backend, scheme), built once per session.
+
+``HEPKG_TEST_CKKS`` names another CKKS set for the protocol suites and ``HEPKG_TEST_CKKS_BACKENDS``
+(comma-separated) restricts their CKKS backends, e.g. ``make test-rns`` (rns at ckks-32768-d9).
+"""
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -7,11 +12,12 @@ import pytest
 import hepkg.he as he
 
 BFV = he.get_params("bfv-8192-d2")
-CKKS = he.get_params("ckks-16384-small")
+CKKS = he.get_params(os.environ.get("HEPKG_TEST_CKKS", "ckks-16384-small"))
 ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
 
 BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
-CKKS_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe", "tenseal", "rns") if he.availability()[b]]
+CKKS_BACKENDS = [b for b in os.environ.get("HEPKG_TEST_CKKS_BACKENDS", "sim,pyfhel,openfhe,tenseal,rns").split(",")
+                 if he.availability()[b]]
 
 
 @functools.lru_cache(maxsize=None)
