@@ -45,5 +45,7 @@ def test_sets_and_array_modules():
     mine, theirs = rns_ops.engine_sets(15, 9)
     assert (mine.n, mine.depth, mine.secure, theirs) == (32768, 9, True, "ckks-32768-d9")
     mine, theirs = rns_ops.engine_sets(16, 11)
-    assert (mine.n, mine.depth, theirs) == (65536, 11, None)
+    base = he.get_params("ckks-32768-d11")
+    assert (mine.n, mine.depth, theirs.n, theirs.depth, theirs.ks_digits) == (65536, 11, 65536, 11, mine.dnum)
+    assert theirs.qi_bits == base.qi_bits and theirs.scale_bits == base.scale_bits and theirs.secure
     assert rns_ops.array_modules()[0] == "numpy"

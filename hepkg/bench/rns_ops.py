@@ -3,7 +3,8 @@
 ``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--save]`` times, for each
 ring degree 2^n and depth, the engine's own full-size set (``rns-ckks-<N>-d<depth>``, numpy, and
 CuPy where :mod:`hepkg.rns.device` finds it) and hepkg's OpenFHE set of the same shape
-(``ckks-<N>-d<depth>``, where one exists), interleaved in one run (one warm-up round):
+(``ckks-<N>-d<depth>``; at N = 2^16 the 2^15 set's moduli, see :func:`engine_sets`), interleaved in
+one run (one warm-up round):
 
 - ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
   bindings do not expose its NTT: no OpenFHE row);
@@ -29,12 +30,19 @@ COLUMNS = ["op", "N", "depth", "backend", "median_ms", "q1_ms", "q3_ms", "reps",
 
 
 def engine_sets(n_log: int, depth: int) -> tuple:
-    """(the rns engine's set, hepkg's OpenFHE set name or None) for N = 2^n_log and ``depth``."""
+    """(the rns engine's set, the OpenFHE set beside it) for N = 2^n_log and ``depth``: hepkg's set
+    ``ckks-<N>-d<depth>`` where it exists, else the same moduli as ``ckks-32768-d<depth>`` at N with the
+    engine's digit count (hepkg registers no N = 2^16 face-search set: the paper runs N = 2^15)."""
     import hepkg.he as he
     from hepkg.rns import get_params
 
     name = f"ckks-{2 ** n_log}-d{depth}"
-    return get_params(f"rns-{name}"), (name if name in he.PARAMS else None)
+    mine = get_params(f"rns-{name}")
+    if name in he.PARAMS:
+        return mine, name
+    base = he.get_params(f"ckks-32768-d{depth}")
+    return mine, base.replace(name=name, n=mine.n, ks_digits=mine.dnum, tags=("bench",),
+                              source=f"hepkg.bench.rns_ops: {base.name}'s moduli at N={mine.n}, dnum {mine.dnum}")
 
 
 def array_modules() -> list[str]:
@@ -81,7 +89,7 @@ def rns_calls(params, xp="numpy", seed: int = 0) -> dict:
     return {op: _synced(fn, eng.xp) for op, fn in calls.items()}
 
 
-def openfhe_calls(name: str, insecure: bool = False, seed: int = 0) -> tuple:
+def openfhe_calls(name, insecure: bool = False, seed: int = 0) -> tuple:
     """(the OpenFHE context, its ops as zero-argument raw library calls; no ntt)."""
     import hepkg.he as he
 
@@ -108,12 +116,13 @@ def _rows(runs, backend: str) -> list[dict]:
     return [dict(op=op, backend=backend, **_stats(ms[op])) for op in OPS if op in ms]
 
 
-def measure_config(rns_params, openfhe_name: str | None, *, reps: int = 5, seed: int = 0, insecure: bool = False,
+def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, insecure: bool = False,
                    xps=None):
     """The long table of one (N, depth): the engine (an rns set or its name) on each array module and the
-    OpenFHE set ``openfhe_name`` (None: no such set), interleaved."""
+    OpenFHE set ``openfhe_params`` (a name or ParamSet; None: no such set), interleaved."""
     import pandas as pd
 
+    import hepkg.he as he
     from hepkg.rns import get_params
 
     from .repeat import interleaved
@@ -121,8 +130,8 @@ def measure_config(rns_params, openfhe_name: str | None, *, reps: int = 5, seed:
     rns_params = get_params(rns_params)
     backends = {f"rns-{xp}": rns_calls(rns_params, xp, seed) for xp in (xps or array_modules())}
     ctx = None
-    if openfhe_name is not None:
-        ctx, backends["openfhe"] = openfhe_calls(openfhe_name, insecure, seed)
+    if openfhe_params is not None:
+        ctx, backends["openfhe"] = openfhe_calls(openfhe_params, insecure, seed)
     try:
         methods = {f"{b}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
                    for b, calls in backends.items() for fn in [calls.get(op)] if fn is not None}
@@ -131,12 +140,14 @@ def measure_config(rns_params, openfhe_name: str | None, *, reps: int = 5, seed:
         if ctx is not None:
             ctx.close()
     rows = [r for b in backends for r in _rows(runs, b)]
-    if openfhe_name is None:
+    if openfhe_params is None:
         rows += [dict(op=op, backend="openfhe", note=f"hepkg has no OpenFHE set ckks-{rns_params.n}-d"
                       f"{rns_params.depth}") for op in OPS]
     else:
         rows.append(dict(op="ntt", backend="openfhe", note="not exposed by OpenFHE's python bindings"))
     out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
+    if ctx is not None and ctx.params.name not in he.PARAMS:
+        out.loc[(out.backend == "openfhe") & out.note.isna(), "note"] = ctx.params.source
     return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64"}))
 
 
