@@ -49,3 +49,11 @@ def test_sets_and_array_modules():
     assert (mine.n, mine.depth, theirs.n, theirs.depth, theirs.ks_digits) == (65536, 11, 65536, 11, mine.dnum)
     assert theirs.qi_bits == base.qi_bits and theirs.scale_bits == base.scale_bits and theirs.secure
     assert rns_ops.array_modules()[0] == "numpy"
+
+
+def test_beside_published_divides_ours_by_the_papers_figures():
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1).assign(N=32768)
+    out = rns_ops.beside_published(table)
+    assert set(out.op) == {"hoist_step", "rotate", "ntt"} and (out.backend == "rns-numpy").all()
+    np.testing.assert_allclose(out.ratio, out.median_ms / out.published_ms)
+    assert out.query("op == 'rotate'").published_ms.iloc[0] == pytest.approx(40 / 22)

@@ -15,6 +15,7 @@ one run (one warm-up round):
 OpenFHE is timed through its backend's raw hooks (the library calls, without hepkg's protocol
 bookkeeping), the engine through its own methods. ``vs_openfhe``: median / OpenFHE's median.
 Run OpenFHE single-threaded (``OMP_NUM_THREADS=1``, the default here) to compare with numpy.
+:func:`beside_published` sets the N = 2^15 rows beside the GPU and CPU latencies the face-search paper states.
 """
 from __future__ import annotations
 
@@ -53,6 +54,31 @@ def array_modules() -> list[str]:
         return ["numpy", "cupy"]
     except ImportError:
         return ["numpy"]
+
+
+#: per-op latencies the face-search paper states (Sec. 5.1.3, 5.2; N = 2^15, scale 2^45; FIDESlib v1.0.0 on an
+#: NVIDIA Quadro RTX 8000, the CPU row OpenFHE v1.2.3 multi-threaded on a Xeon Platinum 8260)
+PUBLISHED = (
+    dict(op="hoist_step", device="GPU (FIDESlib, RTX 8000)", ms=1.8,
+         source="Sec. 5.1.3: ~1.8 ms per hoisted rotation (HyDia-RTX-DG's query rotations)"),
+    dict(op="rotate", device="GPU (FIDESlib, RTX 8000)", ms=40 / 22,
+         source="Sec. 5.1.3: ~40 ms for 22 non-hoisted GPU rotations"),
+    dict(op="hoist_step", device="CPU (OpenFHE, Xeon 8260, threads)", ms=3.1,
+         source="Sec. 5.1.3: ~3.1 ms per hoisted rotation on the CPU (double hoisting)"),
+    dict(op="ntt", device="GPU (FIDESlib, RTX 8000)", ms=0.045,
+         source="Sec. 5.2 (NTT representation tradeoff): each NTT ~40-50 us; what one NTT covers is not stated"),
+)
+
+
+def beside_published(table):
+    """The N = 2^15 rows of ``table`` beside :data:`PUBLISHED`: ``ratio`` = ours / theirs (published figures,
+    another device: a scale, not a like-for-like comparison)."""
+    import pandas as pd
+
+    ours = table[(table.N == 32768) & table.median_ms.notna()][["op", "depth", "backend", "median_ms"]]
+    theirs = pd.DataFrame(PUBLISHED).rename(columns={"ms": "published_ms"})
+    out = ours.merge(theirs, on="op").assign(ratio=lambda d: d.median_ms / d.published_ms)
+    return out[["op", "depth", "backend", "median_ms", "device", "published_ms", "ratio", "source"]]
 
 
 def _inputs(slots: int, seed: int):
@@ -175,12 +201,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     table = measure(args.n, args.depth, reps=args.reps)
+    published = beside_published(table)
     if args.save:
         from .report import save_table
-        print("saved", *save_table(table, "bench", "rns_ops"))
+        print("saved", *save_table(table, "bench", "rns_ops"), *save_table(published, "bench", "rns_ops_published"))
     import pandas as pd
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        print(table.to_string(index=False))
+        print(table.to_string(index=False), published.drop(columns="source").to_string(index=False), sep="\n\n")
 
 
 if __name__ == "__main__":
