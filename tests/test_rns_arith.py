@@ -74,6 +74,16 @@ def test_shoup_add_sub_neg_match_python_ints(bits):
         assert [int(v) for v in table[i]] == [(y << 64) // q for y in bi]
 
 
+def test_shoup_worst_case_quotients():
+    """The largest operands (a near 2^64, w = q - 1) maximize the dropped carries of numpy's quotient."""
+    primes = ntt_primes(MAX_PRIME_BITS, 1024, 3)
+    m = Modulus(primes)
+    consts = [q - 1 for q in primes]
+    a = np.array([[2 ** 64 - 1, 2 ** 64 - 2, 2 ** 63, 2 ** 32 - 1, 2 ** 32, q - 1, 0] for q in primes], dtype=np.uint64)
+    got = mul_shoup(a, *m.constants(consts), m.q)
+    assert [[int(v) for v in row] for row in got] == [[int(x) * c % q for x in row] for row, c, q in zip(a, consts, primes)]
+
+
 def test_signed_to_rns():
     primes = ntt_primes(50, 1024, 2)
     x = np.array([[-(2 ** 62), -1, 0, 1, 2 ** 62 - 1]], dtype=np.int64)

@@ -4,8 +4,8 @@ Residues are uint64 arrays; moduli are primes of at most 60 bits (``MAX_PRIME_BI
 uint64 array products wrap modulo 2^64, so a 128-bit product is built from 32-bit halves
 (``mul_wide``) and reduced by Barrett reduction with a per-prime shift (``mul_mod``):
 every intermediate fits 64 bits (see ``Modulus`` for the bounds). Products by a fixed
-operand (NTT twiddles, CRT constants) use Shoup's method (``mul_shoup``), one high
-product and two wrapping products. Only element-wise operators that numpy and CuPy
+operand (NTT twiddles, CRT constants) use Shoup's method (``mul_shoup``); on numpy its
+quotient comes from three 32-bit partial products (at most 2 low, corrected after). Only element-wise operators that numpy and CuPy
 share are used; on CuPy, ``mul_mod`` and ``mul_shoup`` run as one fused kernel each
 (``__umul64hi``), and the numpy code here is their twin.
 """
@@ -127,19 +127,28 @@ class Modulus:
 
 
 # ---------------------------------------------------------------------- kernels (numpy twins)
-def mul_wide(a, b):
-    """(hi, lo) words of the 128-bit products a*b of uint64 arrays (32-bit halves; no overflow)."""
+def mul_hi(a, b):
+    """High 64 bits of the 128-bit products a*b of uint64 arrays (32-bit halves; no overflow).
+
+    The temporaries are updated in place (this is the numpy engine's hot loop: Shoup products)."""
     a0, a1 = a & MASK32, a >> 32
     b0, b1 = b & MASK32, b >> 32
-    p00, p01, p10 = a0 * b0, a0 * b1, a1 * b0
-    mid = (p00 >> 32) + (p01 & MASK32) + (p10 & MASK32)           # < 3 * 2^32
-    hi = a1 * b1 + (p01 >> 32) + (p10 >> 32) + (mid >> 32)
-    return hi, a * b                                              # low word: the wrapping product
+    mid, p01, p10, hi = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid >>= 32
+    mid += p01 & MASK32
+    mid += p10 & MASK32                                           # < 3 * 2^32
+    p01 >>= 32
+    p10 >>= 32
+    mid >>= 32
+    hi += p01
+    hi += p10
+    hi += mid
+    return hi
 
 
-def mul_hi(a, b):
-    """High 64 bits of the 128-bit products a*b."""
-    return mul_wide(a, b)[0]
+def mul_wide(a, b):
+    """(hi, lo) words of the 128-bit products a*b of uint64 arrays."""
+    return mul_hi(a, b), a * b                                    # low word: the wrapping product
 
 
 def _mul_mod_xp(a, b, m: Modulus):
@@ -153,8 +162,23 @@ def _mul_mod_xp(a, b, m: Modulus):
 
 
 def _mul_shoup_xp(a, w, w_shoup, q, xp):
-    r = a * w - mul_hi(a, w_shoup) * q                            # exact: 0 <= r < 2q
-    return xp.minimum(r, r - q)
+    # the quotient hi(a * w_shoup) less the dropped low-by-low product and carries: 0 to 2 below the
+    # exact one, so r = a*w - quotient*q lies in [0, 4q) (< 2^62), then two conditional subtractions
+    a0, a1 = a & MASK32, a >> 32
+    s0, s1 = w_shoup & MASK32, w_shoup >> 32
+    t, cross = a1 * s1, a1 * s0
+    cross >>= 32
+    t += cross
+    cross = a0 * s1
+    cross >>= 32
+    t += cross
+    t *= q
+    r = a * w
+    r -= t
+    xp.subtract(r, 2 * q, out=t)
+    xp.minimum(r, t, out=r)
+    xp.subtract(r, q, out=t)
+    return xp.minimum(r, t, out=r)
 
 
 def mul_mod(a, b, m: Modulus):
@@ -165,7 +189,7 @@ def mul_mod(a, b, m: Modulus):
 
 
 def mul_shoup(a, w, w_shoup, q, xp=np):
-    """a*w mod q for a fixed w < q with w_shoup = floor(w * 2^64 / q); any a < 2^64, q < 2^63."""
+    """a*w mod q for a fixed w < q with w_shoup = floor(w * 2^64 / q); any a < 2^64, q < 2^62."""
     if xp is not np:
         return _gpu_kernels()["mul_shoup"](a, w, w_shoup, q)
     return _mul_shoup_xp(a, w, w_shoup, q, xp)
