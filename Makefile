@@ -39,7 +39,7 @@ figures: $(STAMP) ## rebuild every table, figure and claim from the committed ra
 bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch) -> artifacts/bench
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
 
-bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step beside OpenFHE (N = 2^15, 2^16; depth 9, 11) -> artifacts/bench/rns_ops.csv
+bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step beside OpenFHE (N = 2^15, 2^16; depth 9, 11), the paper's GPU figures, kernel bandwidth -> artifacts/bench/rns_*
 	OMP_NUM_THREADS=1 $(PY) -m hepkg.bench.rns_ops --save
 
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1

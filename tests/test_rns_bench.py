@@ -57,3 +57,13 @@ def test_beside_published_divides_ours_by_the_papers_figures():
     assert set(out.op) == {"hoist_step", "rotate", "ntt"} and (out.backend == "rns-numpy").all()
     np.testing.assert_allclose(out.ratio, out.median_ms / out.published_ms)
     assert out.query("op == 'rotate'").published_ms.iloc[0] == pytest.approx(40 / 22)
+
+
+def test_kernel_bandwidth_counts_bytes_against_a_copy():
+    table = rns_ops.kernel_bandwidth("rns-test-4096-d3", reps=1).set_index("kernel")
+    assert list(table.index) == list(rns_ops.KERNEL_BYTES) and (table.xp == "numpy").all()
+    residues = 4 * 4096                                                     # depth 3: four Q limbs
+    assert (table.limbs == 4).all()
+    assert table.bytes["copy"] == 16 * residues and table.bytes["ntt"] == 16 * 12 * residues
+    np.testing.assert_allclose(table.gb_per_s, table.bytes / (table.median_ms * 1e6))
+    assert table.of_copy["copy"] == 1 and (table.of_copy > 0).all()

@@ -15,7 +15,8 @@ one run (one warm-up round):
 OpenFHE is timed through its backend's raw hooks (the library calls, without hepkg's protocol
 bookkeeping), the engine through its own methods. ``vs_openfhe``: median / OpenFHE's median.
 Run OpenFHE single-threaded (``OMP_NUM_THREADS=1``, the default here) to compare with numpy.
-:func:`beside_published` sets the N = 2^15 rows beside the GPU and CPU latencies the face-search paper states.
+:func:`beside_published` sets the N = 2^15 rows beside the GPU and CPU latencies the face-search paper states;
+:func:`kernel_bandwidth` gives each kernel's achieved bandwidth against a plain copy on the same device.
 """
 from __future__ import annotations
 
@@ -68,6 +69,46 @@ PUBLISHED = (
     dict(op="ntt", device="GPU (FIDESlib, RTX 8000)", ms=0.045,
          source="Sec. 5.2 (NTT representation tradeoff): each NTT ~40-50 us; what one NTT covers is not stated"),
 )
+
+
+#: bytes per residue (8-byte words) each kernel must read and write at the least; the NTT reads and
+#: writes the array once per radix-2 stage (twiddle tables not counted)
+KERNEL_BYTES = {"copy": 16, "add_mod": 24, "mul_mod": 24, "mul_shoup": 16, "ntt": lambda n: 16 * (n.bit_length() - 1)}
+
+
+def kernel_bandwidth(params, xp="numpy", *, reps: int = 5, seed: int = 0):
+    """Achieved bandwidth of the engine's kernels on one (k, N) array of the set's Q basis (``xp``: numpy
+    or cupy): the bytes in :data:`KERNEL_BYTES` over the median time, and as a fraction of a plain copy
+    of the same array on the same device (memory-bound kernels: the copy is the floor)."""
+    import pandas as pd
+
+    from hepkg.rns import get_params
+    from hepkg.rns.arith import add_mod, mul_mod, mul_shoup
+    from hepkg.rns.basis import Bases
+    from hepkg.rns.device import array_module
+
+    from .repeat import interleaved
+
+    p, xp = get_params(params), array_module(xp)
+    bases = Bases(p.n, p.q_primes, p.p_primes, xp)
+    rows = bases.q_rows(0)
+    m, ntt = bases.mod(rows), bases.ntt(rows)
+    rng = np.random.default_rng(seed)
+    a, b = (xp.asarray(np.stack([rng.integers(0, q, p.n, dtype=np.uint64) for q in m.primes])) for _ in range(2))
+    w, ws = m.constants([q // 3 for q in m.primes])
+    out = xp.empty_like(a)
+    calls = {"copy": lambda: xp.copyto(out, a), "add_mod": lambda: add_mod(a, b, m.q, xp),
+             "mul_mod": lambda: mul_mod(a, b, m), "mul_shoup": lambda: mul_shoup(a, w, ws, m.q, xp),
+             "ntt": lambda: ntt.forward(a)}
+    runs = interleaved({k: _synced(fn, xp) for k, fn in calls.items()}, reps=reps, progress=False)
+    med = runs.groupby("method").wall_s.median()
+    residues = a.size
+    table = pd.DataFrame([dict(kernel=k, N=p.n, limbs=len(rows), xp=xp.__name__,
+                               bytes=residues * (nb(p.n) if callable(nb) else nb), median_ms=1e3 * med[k])
+                          for k, nb in KERNEL_BYTES.items()])
+    table["gb_per_s"] = table.bytes / table.median_ms / 1e6
+    table["of_copy"] = table.gb_per_s / table.set_index("kernel").gb_per_s["copy"]
+    return table
 
 
 def beside_published(table):
@@ -202,12 +243,16 @@ def main(argv=None) -> None:
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     table = measure(args.n, args.depth, reps=args.reps)
     published = beside_published(table)
+    import pandas as pd
+    bandwidth = pd.concat([kernel_bandwidth(engine_sets(n, min(args.depth))[0], xp, reps=args.reps)
+                           for n in args.n for xp in array_modules()], ignore_index=True)
     if args.save:
         from .report import save_table
-        print("saved", *save_table(table, "bench", "rns_ops"), *save_table(published, "bench", "rns_ops_published"))
-    import pandas as pd
+        print("saved", *save_table(table, "bench", "rns_ops"), *save_table(published, "bench", "rns_ops_published"),
+              *save_table(bandwidth, "bench", "rns_bandwidth"))
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        print(table.to_string(index=False), published.drop(columns="source").to_string(index=False), sep="\n\n")
+        print(table.to_string(index=False), published.drop(columns="source").to_string(index=False),
+              bandwidth.to_string(index=False), sep="\n\n")
 
 
 if __name__ == "__main__":
