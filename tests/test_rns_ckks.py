@@ -1,4 +1,5 @@
-"""hepkg.rns.ckks: every operation against numpy on the plaintext slots (N = 2^12 and 2^13, insecure sets).
+"""hepkg.rns.ckks: every operation against numpy on the plaintext slots (N = 2^12 and 2^13, insecure sets),
+on numpy and, where a CUDA device is present, on CuPy (marker gpu).
 
 Tolerances follow from the scale: a fresh ciphertext's coefficient noise v e + e0 + e1 s has a
 standard deviation of about sigma sqrt(4N/3); a slot sums N coefficients, so its error is
@@ -17,9 +18,20 @@ from hepkg.rns.params import MAX_LOG_QP_128, names
 STEPS = [1, 2, 5, -3, 1000]
 
 
-@pytest.fixture(scope="module", params=["rns-test-4096-d3", "rns-test-8192-d4"])
+def _xp(name: str):
+    """'numpy', or 'cupy' where a CUDA device is present (skipped otherwise)."""
+    if name == "cupy":
+        cp = pytest.importorskip("cupy")
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no CUDA device")
+    return name
+
+
+@pytest.fixture(scope="module", params=[pytest.param((s, xp), id=f"{s}-{xp}", marks=[pytest.mark.gpu] * (xp == "cupy"))
+                                        for s in ("rns-test-4096-d3", "rns-test-8192-d4") for xp in ("numpy", "cupy")])
 def eng(request):
-    return CKKS(request.param, rotations=STEPS)
+    name, xp = request.param
+    return CKKS(name, xp=_xp(xp), rotations=STEPS)
 
 
 def fresh(eng) -> float:
