@@ -28,6 +28,14 @@ def make_context(backend: str, scheme: str, policy: str = "pow2"):
     return he.context(backend, params, rotations=rotations, policy=policy, swap=scheme == "bfv")
 
 
+def cupy_or_skip():
+    """The cupy module where a CUDA device is present; the test is skipped otherwise."""
+    cp = pytest.importorskip("cupy")
+    if cp.cuda.runtime.getDeviceCount() == 0:
+        pytest.skip("no CUDA device")
+    return cp
+
+
 def rotate_ref(x: np.ndarray, k: int, scheme: str) -> np.ndarray:
     """numpy reference of a left rotation (BFV: each row of N/2 on its own)."""
     if scheme == "bfv":

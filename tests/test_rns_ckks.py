@@ -11,6 +11,7 @@ the fresh noise): 2 FRESH each, error terms add up across additions.
 import numpy as np
 import pytest
 
+from conftest import cupy_or_skip
 from hepkg.rns import CKKS, DeviceMemoryError, get_params
 from hepkg.rns import device
 from hepkg.rns.params import MAX_LOG_QP_128, names
@@ -18,20 +19,11 @@ from hepkg.rns.params import MAX_LOG_QP_128, names
 STEPS = [1, 2, 5, -3, 1000]
 
 
-def _xp(name: str):
-    """'numpy', or 'cupy' where a CUDA device is present (skipped otherwise)."""
-    if name == "cupy":
-        cp = pytest.importorskip("cupy")
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("no CUDA device")
-    return name
-
-
 @pytest.fixture(scope="module", params=[pytest.param((s, xp), id=f"{s}-{xp}", marks=[pytest.mark.gpu] * (xp == "cupy"))
                                         for s in ("rns-test-4096-d3", "rns-test-8192-d4") for xp in ("numpy", "cupy")])
 def eng(request):
     name, xp = request.param
-    return CKKS(name, xp=_xp(xp), rotations=STEPS)
+    return CKKS(name, xp=cupy_or_skip() if xp == "cupy" else xp, rotations=STEPS)
 
 
 def fresh(eng) -> float:

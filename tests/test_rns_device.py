@@ -5,6 +5,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import cupy_or_skip
 from hepkg.rns import array_module
 from hepkg.rns.arith import Modulus, _mul_mod_xp, _mul_shoup_xp, mul_mod, mul_shoup, ntt_primes
 
@@ -24,9 +25,7 @@ def test_array_module_selection():
 
 @pytest.mark.gpu
 def test_cupy_kernels_equal_numpy_twins():
-    cp = pytest.importorskip("cupy")
-    if cp.cuda.runtime.getDeviceCount() == 0:
-        pytest.skip("no CUDA device")
+    cp = cupy_or_skip()
     primes = ntt_primes(60, 4096, 2) + ntt_primes(31, 4096, 1)
     host, dev = Modulus(primes), Modulus(primes, cp)
     rng = np.random.default_rng(0)
@@ -44,9 +43,7 @@ def test_numpy_and_cupy_engines_give_bit_identical_ciphertexts():
     """Same seed, same plaintext (encoded once on the host: cuFFT and numpy's FFT may round the last bit
     differently): keys, encryption, product, relinearization,
     rescale, rotation and hoisted rotations agree bit for bit between the two array modules."""
-    cp = pytest.importorskip("cupy")
-    if cp.cuda.runtime.getDeviceCount() == 0:
-        pytest.skip("no CUDA device")
+    cp = cupy_or_skip()
     from hepkg.rns import CKKS
     from hepkg.rns.ckks import Plaintext
 

@@ -156,12 +156,12 @@ def rns_calls(params, xp="numpy", seed: int = 0) -> dict:
     return {op: _synced(fn, eng.xp) for op, fn in calls.items()}
 
 
-def openfhe_calls(name, insecure: bool = False, seed: int = 0) -> tuple:
+def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
     """(the OpenFHE context, its ops as zero-argument raw library calls; no ntt)."""
     import hepkg.he as he
 
     steps = list(range(1, HOIST + 1))
-    ctx = he.context("openfhe", name, rotations=steps, policy="exact", insecure=insecure)
+    ctx = he.context("openfhe", params, rotations=steps, policy="exact", insecure=insecure)
     a, b = (ctx.encrypt(v).raw for v in _inputs(ctx.slots, seed))
     return ctx, {"mul_relin_rescale": lambda: ctx._rescale(ctx._relin(ctx._mul(a, b))),
                  "rotate": lambda: ctx._rotate(a, 1),
@@ -241,9 +241,10 @@ def main(argv=None) -> None:
     parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
+    import pandas as pd
+
     table = measure(args.n, args.depth, reps=args.reps)
     published = beside_published(table)
-    import pandas as pd
     bandwidth = pd.concat([kernel_bandwidth(engine_sets(n, min(args.depth))[0], xp, reps=args.reps)
                            for n in args.n for xp in array_modules()], ignore_index=True)
     if args.save:

@@ -5,8 +5,8 @@ uint64 array products wrap modulo 2^64, so a 128-bit product is built from 32-bi
 (``mul_wide``) and reduced by Barrett reduction with a per-prime shift (``mul_mod``):
 every intermediate fits 64 bits (see ``Modulus`` for the bounds). Products by a fixed
 operand (NTT twiddles, CRT constants) use Shoup's method (``mul_shoup``); on numpy its
-quotient comes from three 32-bit partial products (at most 2 low, corrected after). Only element-wise operators that numpy and CuPy
-share are used; on CuPy, ``mul_mod`` and ``mul_shoup`` run as one fused kernel each
+quotient comes from three 32-bit partial products (at most 2 low, corrected after). Only
+element-wise operators that numpy and CuPy share are used; on CuPy, ``mul_mod`` and ``mul_shoup`` run as one fused kernel each
 (``__umul64hi``), and the numpy code here is their twin.
 """
 from __future__ import annotations
@@ -127,10 +127,9 @@ class Modulus:
 
 
 # ---------------------------------------------------------------------- kernels (numpy twins)
-def mul_hi(a, b):
-    """High 64 bits of the 128-bit products a*b of uint64 arrays (32-bit halves; no overflow).
-
-    The temporaries are updated in place (this is the numpy engine's hot loop: Shoup products)."""
+def mul_wide(a, b):
+    """(hi, lo) words of the 128-bit products a*b of uint64 arrays (32-bit halves, no overflow;
+    the temporaries are updated in place)."""
     a0, a1 = a & MASK32, a >> 32
     b0, b1 = b & MASK32, b >> 32
     mid, p01, p10, hi = a0 * b0, a0 * b1, a1 * b0, a1 * b1
@@ -143,12 +142,7 @@ def mul_hi(a, b):
     hi += p01
     hi += p10
     hi += mid
-    return hi
-
-
-def mul_wide(a, b):
-    """(hi, lo) words of the 128-bit products a*b of uint64 arrays."""
-    return mul_hi(a, b), a * b                                    # low word: the wrapping product
+    return hi, a * b                                              # low word: the wrapping product
 
 
 def _mul_mod_xp(a, b, m: Modulus):
