@@ -4,7 +4,8 @@ HyDia's packing and protocol (:mod:`.packing`, :mod:`.protocol`), the similarity
 (HyDia's diagonal method, BSGS-Diagonal, textbook BSGS: :mod:`.similarity`), the threshold
 comparison by Paterson-Stockmeyer Chebyshev series and f4 (:mod:`.chebyshev`), membership
 decisions that survive an empty match set (:mod:`.decision`), experiments and tables
-(:mod:`.experiments`, :mod:`.report`).
+(:mod:`.experiments`, :mod:`.report`); the device-resident pipelines of Sec. 5 on the rns engine
+(:mod:`.gpu`, :mod:`.gpu_report`).
 
 >>> import numpy as np, hepkg as hk
 >>> from hepkg.facesearch import Client, Enroller, Server, key_steps
@@ -12,6 +13,7 @@ decisions that survive an empty match set (:mod:`.decision`), experiments and ta
 ...                  policy="exact", insecure=True)
 """
 from .chebyshev import DEGREE_FOR_KAPPA, DELTA, compare, compare_numpy, evaluate_chebyshev
+from .gpu import DeviceServer, PaddedCount, key_plan, stream_pool_size
 from .decision import MembershipRule, member_from_indicators, paper_member, smallest_sound_kappa
 from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query
 from .protocol import Client, EncryptedDatabase, Enroller, Server, key_steps
@@ -20,4 +22,4 @@ from .similarity import METHODS, expected_counts, group_scores, query_table, rot
 __all__ = ["DEGREE_FOR_KAPPA", "DELTA", "compare", "compare_numpy", "evaluate_chebyshev", "MembershipRule",
            "member_from_indicators", "paper_member", "smallest_sound_kappa", "Layout", "bsgs_shape",
            "group_diagonals", "normalize", "replicate_query", "Client", "EncryptedDatabase", "Enroller", "Server",
-           "key_steps", "METHODS", "expected_counts", "group_scores", "query_table", "rotation_steps"]
+           "key_steps", "DeviceServer", "PaddedCount", "key_plan", "stream_pool_size", "METHODS", "expected_counts", "group_scores", "query_table", "rotation_steps"]

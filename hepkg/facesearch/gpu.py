@@ -364,7 +364,14 @@ class DeviceServer:
     def _group(self, table: list, k: int):
         """Similarity of group k (Algorithm 3, lines 14-22): per giant step, n1 products unrelinearized,
         one relinearization and rescale, the on-demand giant rotation; then the comparison."""
-        ctx, diags, acc = self.ctx, self.diagonals[k], None
+        ctx = self.ctx
+        with ctx.counting() as ops:
+            acc = self._similarity(table, self.diagonals[k])
+        self.counts["similarity_mul_ct"] = self.counts.get("similarity_mul_ct", 0) + ops["mul_ct"]
+        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu")
+
+    def _similarity(self, table: list, diags: list):
+        ctx, acc = self.ctx, None
         for j in range(self.n2):
             part = None
             for i in range(min(self.n1, self.layout.l - j * self.n1)):
@@ -374,7 +381,7 @@ class DeviceServer:
             if j:
                 part = ctx.rotate(part, j * self.n1)
             acc = part if acc is None else ctx.add(acc, part)
-        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu")
+        return acc
 
     def compared(self, query: bytes) -> list:
         """Steps 1-2: the G comparison ciphertexts, groups in waves of S over the stream pool."""

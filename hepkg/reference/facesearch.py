@@ -74,3 +74,73 @@ def cpu_table():
     """Tables 6-8's CPU rows as a pandas table."""
     import pandas as pd
     return pd.DataFrame(CPU_ROWS, columns=CPU_COLUMNS)
+
+
+#: Tables 7-8, GPU rows (kappa = 8, depth 9): (kappa, K, Km, approach, RTT s, membership s mean, std, index s mean,
+#: std, RAM GB, disk GB); RTX = NVIDIA Quadro RTX 8000 (48 GB), H200 = NVIDIA H200 (141 GB). HyDia-RTX-DG is out of
+#: GPU memory at K = 2^16, every RTX approach at K >= 2^17; the H200 reaches 2^17.
+GPU_ROWS = (
+    (8, 1024, 16, 'HyDia-RTX-DG', 39.4, 0.63, 0.01, 0.42, 0.0, 24.6, 27.23),
+    (8, 1024, 16, 'HyDia-H200-DG', 44.1, 0.58, 0.03, 0.39, 0.01, 24.6, 27.23),
+    (8, 1024, 16, 'BSGS-RTX-TBS', 9.5, 0.25, 0.0, 0.24, 0.0, 3.5, 5.61),
+    (8, 1024, 16, 'BSGS-RTX-TBE', 8.5, 0.25, 0.0, 0.24, 0.0, 2.6, 4.71),
+    (8, 1024, 16, 'BSGS-H200-TBS', 9.3, 0.2, 0.01, 0.19, 0.01, 3.4, 5.61),
+    (8, 1024, 16, 'BSGS-H200-TBE', 7.9, 0.2, 0.01, 0.19, 0.01, 2.5, 4.71),
+    (8, 2048, 16, 'HyDia-RTX-DG', 39.3, 0.63, 0.02, 0.42, 0.0, 24.6, 27.23),
+    (8, 2048, 16, 'HyDia-H200-DG', 46.9, 0.6, 0.03, 0.39, 0.01, 24.6, 27.23),
+    (8, 2048, 16, 'BSGS-RTX-TBS', 9.6, 0.25, 0.0, 0.24, 0.0, 3.5, 5.61),
+    (8, 2048, 16, 'BSGS-RTX-TBE', 8.5, 0.26, 0.0, 0.24, 0.0, 2.6, 4.71),
+    (8, 2048, 16, 'BSGS-H200-TBS', 8.9, 0.2, 0.01, 0.19, 0.01, 3.4, 5.61),
+    (8, 2048, 16, 'BSGS-H200-TBE', 8.6, 0.22, 0.02, 0.2, 0.01, 2.5, 4.71),
+    (8, 4096, 32, 'HyDia-RTX-DG', 39.4, 0.63, 0.01, 0.43, 0.0, 24.6, 27.23),
+    (8, 4096, 32, 'HyDia-H200-DG', 44.8, 0.59, 0.02, 0.41, 0.01, 24.6, 27.23),
+    (8, 4096, 32, 'BSGS-RTX-TBS', 9.6, 0.25, 0.0, 0.24, 0.0, 3.5, 5.61),
+    (8, 4096, 32, 'BSGS-RTX-TBE', 8.8, 0.25, 0.0, 0.24, 0.0, 2.6, 4.71),
+    (8, 4096, 32, 'BSGS-H200-TBS', 9.2, 0.2, 0.01, 0.2, 0.01, 3.4, 5.61),
+    (8, 4096, 32, 'BSGS-H200-TBE', 8.4, 0.21, 0.01, 0.2, 0.01, 2.5, 4.71),
+    (8, 8192, 32, 'HyDia-RTX-DG', 39.0, 0.63, 0.01, 0.42, 0.0, 24.6, 27.23),
+    (8, 8192, 32, 'HyDia-H200-DG', 44.8, 0.6, 0.05, 0.4, 0.01, 24.6, 27.23),
+    (8, 8192, 32, 'BSGS-RTX-TBS', 9.7, 0.25, 0.0, 0.24, 0.0, 3.5, 5.61),
+    (8, 8192, 32, 'BSGS-RTX-TBE', 8.6, 0.25, 0.0, 0.24, 0.0, 2.6, 4.71),
+    (8, 8192, 32, 'BSGS-H200-TBS', 9.3, 0.2, 0.01, 0.19, 0.01, 3.4, 5.61),
+    (8, 8192, 32, 'BSGS-H200-TBE', 8.3, 0.21, 0.01, 0.2, 0.02, 2.5, 4.71),
+    (8, 16384, 64, 'HyDia-RTX-DG', 41.7, 0.63, 0.01, 0.42, 0.0, 24.6, 27.23),
+    (8, 16384, 64, 'HyDia-H200-DG', 45.6, 0.61, 0.05, 0.41, 0.02, 24.6, 27.23),
+    (8, 16384, 64, 'BSGS-RTX-TBS', 9.7, 0.25, 0.0, 0.24, 0.0, 3.5, 5.61),
+    (8, 16384, 64, 'BSGS-RTX-TBE', 8.7, 0.26, 0.01, 0.24, 0.0, 2.6, 4.71),
+    (8, 16384, 64, 'BSGS-H200-TBS', 9.8, 0.2, 0.01, 0.2, 0.02, 3.4, 5.61),
+    (8, 16384, 64, 'BSGS-H200-TBE', 8.6, 0.2, 0.01, 0.19, 0.01, 2.5, 4.71),
+    (8, 32768, 64, 'HyDia-RTX-DG', 53.0, 1.75, 0.02, 1.66, 0.02, 24.6, 30.23),
+    (8, 32768, 64, 'HyDia-H200-DG', 64.3, 1.69, 0.06, 1.66, 0.07, 24.6, 30.23),
+    (8, 32768, 64, 'BSGS-RTX-TBS', 16.8, 0.78, 0.01, 0.81, 0.01, 3.5, 8.11),
+    (8, 32768, 64, 'BSGS-RTX-TBE', 15.3, 0.81, 0.01, 0.81, 0.01, 2.6, 7.21),
+    (8, 32768, 64, 'BSGS-H200-TBS', 16.7, 0.64, 0.01, 0.69, 0.02, 3.4, 8.11),
+    (8, 32768, 64, 'BSGS-H200-TBE', 15.4, 0.68, 0.02, 0.69, 0.02, 2.5, 7.21),
+    (8, 65536, 128, 'HyDia-H200-DG', 98.5, 3.04, 0.05, 4.1, 0.03, 24.6, 36.23),
+    (8, 65536, 128, 'BSGS-RTX-TBS', 38.5, 3.02, 0.14, 3.16, 0.05, 4.0, 13.11),
+    (8, 65536, 128, 'BSGS-RTX-TBE', 36.1, 3.03, 0.03, 3.13, 0.04, 3.6, 12.21),
+    (8, 65536, 128, 'BSGS-H200-TBS', 35.9, 2.58, 0.08, 2.93, 0.08, 3.9, 13.11),
+    (8, 65536, 128, 'BSGS-H200-TBE', 33.2, 2.6, 0.05, 2.91, 0.03, 3.5, 12.21),
+    (8, 131072, 128, 'HyDia-H200-DG', 245.4, 11.05, 0.18, 22.66, 0.26, 24.6, 48.24),
+    (8, 131072, 128, 'BSGS-H200-TBS', 97.7, 8.93, 0.22, 14.66, 0.13, 7.5, 23.12),
+    (8, 131072, 128, 'BSGS-H200-TBE', 93.7, 9.73, 0.28, 15.03, 0.54, 6.5, 22.21),
+)
+#: The GPUs: streaming multiprocessors (Sec. 5.1.2 for the H200; the RTX 8000 is a TU102 with 72) and memory (GB).
+GPUS = {"RTX": dict(name="NVIDIA Quadro RTX 8000", sms=72, memory_gb=48), "H200": dict(name="NVIDIA H200", sms=132,
+                                                                                       memory_gb=141)}
+#: Table 2 (l = 512, n1 = n2 = 23), per variant: rotation keys generated in total, keys on the GPU online, peak GPU
+#: memory at K = 8192 (GB), query ciphertexts uploaded, and Sec. 5.1.1 / 6.4's sizes: a ciphertext ~5 MB, a rotation
+#: key ~37 MB on the GPU (~30 MB in RAM), the n1 baby steps uploaded ~115 MB, the l rotations 2.5 GB.
+TABLE2 = {"HyDia-GPU-DG": dict(keys_total=516, keys_device=516, peak_gpu_gb=27, up_cts=1),
+          "BSGS-GPU-TBS": dict(keys_total=75, keys_device=36, peak_gpu_gb=9, up_cts=23),
+          "BSGS-GPU-TBE": dict(keys_total=53, keys_device=36, peak_gpu_gb=7, up_cts=23),
+          "BSGS-CPU-DG": dict(keys_total=44, keys_device=None, peak_gpu_gb=None, up_cts=None)}
+CT_MB, KEY_MB_GPU, BABY_UPLOAD_MB, ALL_ROTATIONS_GB = 5, 37, 115, 2.5
+
+
+def gpu_table():
+    """Tables 7-8's GPU rows as a pandas table, with the GPU (RTX or H200) and the variant (DG, TBS, TBE) apart."""
+    import pandas as pd
+    df = pd.DataFrame(GPU_ROWS, columns=CPU_COLUMNS)
+    parts = df.approach.str.split("-", expand=True)
+    return df.assign(gpu=parts[1], variant=parts[0] + "-GPU-" + parts[2])

@@ -1,0 +1,151 @@
+"""The face-search paper's device pipelines (hepkg.facesearch.gpu) on the rns engine, numpy path, toy ring.
+
+Every pipeline runs end to end (keys, enrollment, setup, membership, identification) at N = 4096, l = 32 and
+is checked against numpy; the GPU itself is exercised only where CuPy and a device exist (not here)."""
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hepkg.he as he
+from hepkg.facesearch import Client, Enroller, chebyshev, gpu, gpu_report
+from hepkg.facesearch.packing import Layout
+from hepkg.reference import FACESEARCH as PAPER
+from hepkg.reference import evaluate
+from hepkg.rns import DeviceMemoryError
+from hepkg.rns import device as rdev
+
+PARAMS, L = "toy-ckks-4096-d11", 32
+SLOTS = he.get_params(PARAMS).n // 2
+
+
+@pytest.fixture(autouse=True)
+def _numpy_engine(monkeypatch):
+    monkeypatch.setenv("HEPKG_RNS_XP", "numpy")
+
+
+def test_key_plans_match_table2_at_the_papers_sizes():
+    plans = {v: gpu.key_plan(v, PAPER.DIM, PAPER.SLOTS, PAPER.N1) for v in gpu.VARIANTS}
+    counts = {v: (len(p["generated"]), len(p["device"])) for v, p in plans.items()}
+    assert counts == {"hydia-dg": (516, 516), "bsgs-tbs": (75, 36), "bsgs-tbe": (53, 36)}
+    tbs = plans["bsgs-tbs"]
+    assert tbs["host"] == list(range(1, 23)) and not set(tbs["host"]) & set(tbs["device"]) - {1, 2, 4, 8, 16}
+    assert tbs["temporary"] == sorted(PAPER.SLOTS - 23 * j for j in range(1, 23))
+    assert plans["bsgs-tbe"]["temporary"] == [] and plans["hydia-dg"]["host"] == []
+    with pytest.raises(ValueError, match="unknown GPU pipeline"):
+        gpu.key_plan("bsgs-gpu", 64, SLOTS)
+
+
+def test_stream_pool_size_is_eq6():
+    assert gpu.stream_pool_size(132, int(127e9), 5_000_000) == 32           # H200: 33 clipped to 32
+    assert gpu.stream_pool_size(72, int(43e9), 5_000_000) == 18             # RTX 8000: 72 / 4
+    assert gpu.stream_pool_size(132, int(4e9), 5_000_000) == 4              # memory-bound: 0.2 F / (40 C)
+    assert gpu.stream_pool_size(4, 10 ** 6, 5_000_000) == 2                 # S >= 2
+    with pytest.raises(ValueError, match="positive"):
+        gpu.stream_pool_size(0, 10 ** 9, 10)
+
+
+def test_cpu_stand_in_device():
+    dev = gpu.device_info(np)
+    assert dev.kind == "cpu stand-in" and dev.sms == 4 * (os.cpu_count() or 1) and 0 < dev.free_bytes <= dev.total_bytes
+
+
+def test_memory_estimate_counts_diagonals_keys_and_temporaries():
+    lay = Layout(4100, 64, 2048)   # three groups
+    tbs = gpu.memory_estimate("bsgs-tbs", lay, None, 10, 1000, streams=2)
+    tbe = gpu.memory_estimate("bsgs-tbe", lay, None, 10, 1000, streams=2)
+    assert tbs["diagonals"] == 3 * 64 * 10 and tbs["temporaries"] == 2 * 40 * 10
+    assert tbs["temporary_keys"] == 7 * 1000 and tbe["temporary_keys"] == 0 and tbe["setup"] < tbs["setup"]
+    hydia = gpu.memory_estimate("hydia-dg", lay, None, 10, 1000, streams=2)
+    assert hydia["keys"] == (63 + 5 + 1) * 1000 and hydia["query_table"] == 64 * 10   # 1..63, 64..1024, relin
+
+
+def test_padded_count_rule():
+    big, small = gpu.PaddedCount(Layout(2100, L, SLOTS)), gpu.PaddedCount(Layout(2, L, SLOTS))
+    assert big.padding == 2 * SLOTS - 2100 and not big.sound          # degree 13: the residual sums up
+    assert small.sound and small.real(small.padding * small.at_zero + 1.0) == pytest.approx(1.0)
+    assert small.at_zero == pytest.approx(float(chebyshev.compare_numpy(0.0, 8, path="gpu")))
+
+
+@pytest.fixture(scope="module")
+def rows():
+    os.environ.setdefault("HEPKG_RNS_XP", "numpy")
+    return pd.DataFrame(gpu.measure(dict(params=PARAMS, K=2100, Km=1, l=L, kappa=8, reps=1, seed=3, insecure=True)))
+
+
+def test_pipelines_agree_with_numpy(rows):
+    assert list(rows.variant) == list(gpu.VARIANTS) and (rows.groups == 2).all()
+    assert rows.correct.all() and rows.planted_found.all()
+    assert (rows.count_error < 1e-4).all() and (rows.ids_error < 1e-4).all()
+    assert (rows.member_rule == "identification").all() and rows.member.all()   # unsound count rule at K = 2100
+
+
+def test_pipelines_count_table2(rows):
+    for r in rows.itertuples():
+        exp = gpu.expected_table2(r.variant, L, 2)
+        baby = r.baby_rotations_device if r.variant == "hydia-dg" else r.baby_rotations_host
+        assert (baby, r.giant_rotations, r.similarity_mul_ct / 2) == (exp["baby_rotations"], exp["giant_rotations"],
+                                                                      exp["mul_per_group"])
+        assert (r.membership_up_cts, r.membership_down_cts, r.identify_down_cts) == (exp["up_cts"], 1, 2)
+        assert r.membership_up_bytes > 0 and r.identify_down_bytes == 2 * r.membership_down_bytes
+        assert r.aggregation_rotations == 11                                  # rotate-and-sum over 2048 slots
+    tbs = rows.set_index("variant").loc["bsgs-tbs"]
+    assert tbs.prerotations == 2 * (L - 6) and tbs.keys_temporary == 5 and tbs.keys_device == 5 + 11
+
+
+def test_report_without_gpu(rows):
+    R = gpu_report.build(dict(runs=rows, device=gpu.device_info(np).__dict__))
+    assert R["table2"].matches_expected.dropna().astype(bool).all()
+    claims = evaluate(gpu_report.claims(R), R).set_index("claim").status
+    for key in ("keys_table2", "eq6_h200", "table2_counts", "upload_small", "correct"):
+        assert claims[f"facesearch_gpu.{key}"] == "holds", key
+    for key in ("tbs_membership_2p14", "tbs_membership_2p16", "tbs_speedup_cpu", "tbs_faster_than_hydia_gpu",
+                "tbe_less_memory"):
+        assert claims[f"facesearch_gpu.{key}"] == "not measured", key
+    assert not R["tables78"].comparable.any() and R["tables78"].status.str.contains("CPU").all()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """K = 2 (the padded count rule is sound there): an empty match set and one match."""
+    os.environ.setdefault("HEPKG_RNS_XP", "numpy")
+    ctx = he.context("rns", PARAMS, rotations=gpu.key_plan("bsgs-tbs", L, SLOTS)["generated"], policy="exact",
+                     insecure=True)
+    rng = np.random.default_rng(5)
+    q = rng.integers(-99, 100, L).astype(float)
+    db = rng.integers(-99, 100, (2, L)).astype(float)
+    folder = tmp_path_factory.mktemp("tiny")
+    none = Enroller(ctx.public()).enroll(db, folder / "none")
+    db[1] = q + rng.integers(-2, 3, L)
+    one = Enroller(ctx.public()).enroll(db, folder / "one")
+    return ctx, Client(ctx).query(q), none, one
+
+
+def test_tbs_frees_its_temporary_keys_and_decides_membership(tiny):
+    ctx, query, none, one = tiny
+    plan = gpu.key_plan("bsgs-tbs", L, SLOTS)
+    verdicts = []
+    for db in (none, one):
+        server = gpu.DeviceServer(ctx.to_bytes(), db, "bsgs-tbs")
+        assert sorted(server.ctx.keys.steps) == plan["device"] and sorted(server.host.keys.steps) == plan["host"]
+        assert sorted(server.ctx._eng.keys.galois) == plan["device"]      # the engine let the keys go
+        with pytest.raises(he.MissingRotationKey):
+            server.ctx.rotate(server.diagonals[0][0], -6)                  # a temporary key, freed
+        rule = gpu.PaddedCount(db.layout)
+        count = Client(ctx).count(server.membership(query))
+        assert rule.sound and count == pytest.approx(rule.padding * rule.at_zero + rule.real(count))
+        verdicts.append(rule.member(count))
+    assert verdicts == [False, True]
+
+
+def test_refusals(tiny, monkeypatch):
+    ctx, _, none, _ = tiny
+    with pytest.raises(ValueError, match="pre-rotation by n1=6"):
+        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbe")
+    with pytest.raises(he.MissingRotationKey, match="HyDia-GPU-DG needs keys"):
+        gpu.DeviceServer(ctx.to_bytes(), none, "hydia-dg")
+    monkeypatch.setattr(rdev, "free_bytes", lambda xp: 10 ** 6)
+    with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2"):
+        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
+                                                                                     10 ** 9))
