@@ -133,6 +133,29 @@ def check_facesearch(folder):
     assert (measured.workers == chosen["workers"]).all()
 
 
+def check_facesearch_gpu(folder):
+    run = json.loads((folder / "run.json").read_text())
+    t2 = pd.read_csv(folder / "tab2_operations_transfers.csv")
+    counted = t2.dropna(subset=["expected"])
+    assert len(counted) and counted.matches_expected.astype(bool).all()
+    assert set(t2.approach) == {"HyDia-GPU-DG", "BSGS-GPU-TBS", "BSGS-GPU-TBE"}
+    up = t2[t2.resource == "up_cts"].set_index("approach").ours
+    assert up["HyDia-GPU-DG"] == 1 and up["BSGS-GPU-TBS"] == up["BSGS-GPU-TBE"] > 1
+    t78 = pd.read_csv(folder / "tab7_8_gpu_rows.csv")
+    assert t78.correct.astype(bool).all() and (t78.membership_s > 0).all()
+    assert set(t78.approach) == {"HyDia-GPU-DG", "BSGS-GPU-TBS", "BSGS-GPU-TBE", "BSGS-CPU-DG"}
+    claims = claims_of(folder)
+    for key in ("keys_table2", "eq6_h200", "table2_counts", "upload_small", "correct"):
+        assert claims[f"facesearch_gpu.{key}"]["status"] == "holds", claims[f"facesearch_gpu.{key}"]
+    gpu_claims = ("tbs_membership_2p14", "tbs_membership_2p16", "tbs_speedup_cpu", "tbs_faster_than_hydia_gpu",
+                  "tbe_less_memory")
+    if not run["on_gpu"]:   # the numpy path: CPU rows, labelled so, and no GPU claim decided
+        assert t78.status.str.contains("CPU").all() and not t78.comparable.astype(bool).any()
+        assert all(claims[f"facesearch_gpu.{k}"]["status"] == "not measured" for k in gpu_claims)
+    for name in ("fig4_gpu_time_ram.png", "fig5_rtx_vs_h200.png", "eq6_streams.csv", "raw/runs.csv", "raw/device.json"):
+        assert (folder / name).exists(), name
+
+
 def check_omr(folder):
     t3 = pd.read_csv(folder / "tab3_digest.csv")
     measured = t3[(t3.status == "measured") & (t3.quantity == "Digest (s)")]
@@ -161,7 +184,7 @@ def check_omr(folder):
 
 
 CHECKS = {"quickstart": check_quickstart, "he_primitives": check_primitives, "spmv": check_spmv, "gemm": check_gemm,
-          "facesearch": check_facesearch, "omr": check_omr}
+          "facesearch": check_facesearch, "facesearch_gpu": check_facesearch_gpu, "omr": check_omr}
 
 
 QUICK = dict(SCALE="quick", SEED=0, ARTIFACT_DIR=None, EXECUTOR="inline", WORKERS=None, SCHEDULER=None)

@@ -452,7 +452,8 @@ def measure(config: dict) -> list[dict]:
     checked against numpy: the decrypted count against the polynomial summed over the plaintext scores
     (padding included), the membership decision against the same rule on that numpy count, and the
     identified indices against the numpy polynomial's; ``planted_found`` says whether the planted matches
-    are among them. One row per variant and repetition."""
+    are among them. One row per variant and repetition; a variant whose memory estimate does not fit the device
+    gets one row with ``status`` 'refused: ...' (the paper's out-of-memory cells)."""
     import pathlib
     import tempfile
 
@@ -501,7 +502,11 @@ def measure(config: dict) -> list[dict]:
             pre = bsgs_shape(l, n1)[0] if v == "bsgs-tbe" else None
             db, enroll_s = enrolled(pre)
             reset_peak_rss()
-            server = DeviceServer(public, db, v, kappa=kappa, n1=n1)
+            try:
+                server = DeviceServer(public, db, v, kappa=kappa, n1=n1)
+            except rdev.DeviceMemoryError as exc:   # the paper's out-of-memory cells, refused before loading
+                rows.append(base | dict(variant=v, approach=PAPER_NAME[v], status=f"refused: {exc}"))
+                continue
             dev = server.device
             for rep in range(config.get("reps", 1)):
                 server.timer.seconds.clear()
@@ -517,7 +522,7 @@ def measure(config: dict) -> list[dict]:
                 got_ids = _identified(ids)
                 member = rule.member(count) if rule.sound else bool(got_ids)
                 rows.append(base | dict(
-                    variant=v, approach=PAPER_NAME[v], rep=rep, device=dev.name, device_kind=dev.kind, sms=dev.sms,
+                    variant=v, approach=PAPER_NAME[v], status="measured", rep=rep, device=dev.name, device_kind=dev.kind, sms=dev.sms,
                     enroll_s=enroll_s, setup_s=server.stats["setup_s"], membership_s=membership_s,
                     identify_s=identify_s, **{f"phase_{k}_s": s for k, s in m_phase.items()},
                     **{f"membership_{k}": x for k, x in m_tr.items()},
@@ -540,7 +545,7 @@ def measure(config: dict) -> list[dict]:
                 membership_s = time.perf_counter() - t
                 t = time.perf_counter()
                 got_ids = _identified(client.indicators(server.identify(query, "bsgs-diagonal", kappa, n1=n1), layout))
-                rows.append(base | dict(variant="bsgs-cpu-dg", approach="BSGS-CPU-DG", rep=rep,
+                rows.append(base | dict(variant="bsgs-cpu-dg", approach="BSGS-CPU-DG", status="measured", rep=rep,
                                         device=device_info(np).name, device_kind="cpu", enroll_s=enroll_s,
                                         membership_s=membership_s, identify_s=time.perf_counter() - t,
                                         rss_peak_bytes=peak_rss(), correct=bool(got_ids == _identified(

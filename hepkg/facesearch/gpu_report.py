@@ -38,6 +38,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
             keys_generated=first.get("keys_generated"), keys_device=first.get("keys_device"),
             streams=first.get("streams"), correct=bool(g.correct.astype(bool).all()),
             planted_found=bool(g.planted_found.astype(bool).all())))
+    runs = runs[runs.status == "measured"]
     out = pd.DataFrame([dict(K=K, approach=a, **one(g)) for (K, a), g in runs.groupby(["K", "approach"], sort=False)])
     cpu = out[out.approach == "BSGS-CPU-DG"].set_index("K").membership_s
     hydia = out[out.approach == "HyDia-GPU-DG"].set_index("K").membership_s
@@ -51,7 +52,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 def table2(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 2 as measured: per variant, the counted per-query operations and transfers at this run's l, n1, G
     beside the closed forms at the same sizes and the paper's column (l = 512, n1 = 23)."""
-    dev = runs[runs.approach.isin(gpu.PAPER_NAME.values())]
+    dev = runs[(runs.status == "measured") & runs.approach.isin(gpu.PAPER_NAME.values())]
     rows = []
     for variant, name in gpu.PAPER_NAME.items():
         g = dev[dev.variant == variant]
@@ -100,9 +101,12 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def tables78(S: pd.DataFrame) -> pd.DataFrame:
-    """Tables 7-8's GPU rows: ours per K and approach, the paper's RTX 8000 and H200 values at that K beside."""
+def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Tables 7-8's GPU rows: ours per K and approach, the paper's RTX 8000 and H200 values at that K beside;
+    a variant refused by the memory estimate appears with that status (the paper's out-of-memory cells)."""
     paper = PAPER.gpu_table()
+    refused = runs[runs.status != "measured"].assign(device_kind="", membership_s=np.nan)
+    S = pd.concat([S, refused.reindex(columns=[c for c in S.columns if c in refused.columns])], ignore_index=True)
     rows = []
     for _, r in S.iterrows():
         row = dict(K=r.K, approach=r.approach, status=r.status, membership_s=r.membership_s,
@@ -146,7 +150,7 @@ def build(raw: dict) -> dict:
     runs, device = raw["runs"], raw["device"]
     S = summary(runs)
     ct = int(runs.membership_down_bytes.dropna().iloc[0]) if "membership_down_bytes" in runs else int(_CT)
-    return dict(runs=runs, device=device, summary=S, table2=table2(runs), tables78=tables78(S),
+    return dict(runs=runs, device=device, summary=S, table2=table2(runs), tables78=tables78(S, runs),
                 keys=keys_at_paper(), eq6=eq6_table(device, ct), paper=PAPER.gpu_table())
 
 
