@@ -128,16 +128,18 @@ def memory_estimate(variant: str, layout: Layout, n1: int | None, ct_bytes: int,
                     membership: bool = True) -> dict:
     """Device bytes before loading: the G l diagonals, the resident keys (+ TBS's temporary keys during setup),
     the cached rotated queries (l for HyDia, n1 baby steps for BSGS) and 40 ciphertext temporaries per stream
-    (Eq. 6's term); ``total`` is the larger of the setup and online peaks."""
+    (Eq. 6's term); ``total`` is the largest of three peaks: loading the public context (every generated key
+    arrives, the host-only ones are dropped at once), setup and online."""
     plan = key_plan(variant, layout.l, layout.slots, n1, membership)
     diagonals = layout.groups * layout.l * ct_bytes
     keys = (len(plan["device"]) + 1) * key_bytes  # + the relinearization key
     temporary = len(plan["temporary"]) * key_bytes
     table = (layout.l if variant == "hydia-dg" else bsgs_shape(layout.l, n1)[0]) * ct_bytes
     temps = min(streams, layout.groups) * TEMPS_PER_GROUP * ct_bytes
+    load = (len(plan["generated"]) + 1) * key_bytes
     setup, online = diagonals + keys + temporary + ct_bytes, diagonals + keys + table + temps
     return dict(diagonals=diagonals, keys=keys, temporary_keys=temporary, query_table=table, temporaries=temps,
-                setup=setup, online=online, total=max(setup, online))
+                load=load, setup=setup, online=online, total=max(load, setup, online))
 
 
 def _keep_keys(ctx, steps) -> list[int]:
