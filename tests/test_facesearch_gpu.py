@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import hepkg.he as he
+from conftest import cupy_or_skip
 from hepkg.facesearch import Client, Enroller, chebyshev, gpu, gpu_report
 from hepkg.facesearch.packing import Layout
 from hepkg.reference import FACESEARCH as PAPER
@@ -149,3 +150,18 @@ def test_refusals(tiny, monkeypatch):
     with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2"):
         gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
                                                                                      10 ** 9))
+
+
+@pytest.mark.gpu
+def test_tbs_on_a_gpu_agrees_with_numpy(tiny, monkeypatch):
+    """The same pipeline with the rns engine on CuPy: the device's properties size the pool, CUDA events time
+    the phases, device memory is measured, and the answer equals the numpy pipeline's."""
+    cupy_or_skip()
+    ctx, query, _, one = tiny
+    ref = Client(ctx).count(gpu.DeviceServer(ctx.to_bytes(), one, "bsgs-tbs").membership(query))
+    monkeypatch.setenv("HEPKG_RNS_XP", "cupy")
+    server = gpu.DeviceServer(ctx.to_bytes(), one, "bsgs-tbs")
+    assert server.device.kind == "cuda" and server.device.sms > 0 and 2 <= server.streams <= 32
+    count = Client(ctx).count(server.membership(query))
+    assert count == pytest.approx(ref, abs=1e-4) and gpu.PaddedCount(one.layout).member(count)
+    assert server.timer.seconds["similarity_comparison"] > 0 and server.peak_device > 0

@@ -318,6 +318,7 @@ class DeviceServer:
         self.peak_device = _device_used(self.xp)
         with self.timer.phase("setup_upload"):
             self.diagonals = [[database.diagonal(self.ctx, k, i) for i in range(lay.l)] for k in range(lay.groups)]
+        self._track()
         upload_bytes = sum(p.stat().st_size for p in database.folder.rglob("*.ct"))
         prerotations = 0
         if variant == "bsgs-tbs":
