@@ -105,6 +105,12 @@ def test_report_without_gpu(rows):
                 "tbe_less_memory"):
         assert claims[f"facesearch_gpu.{key}"] == "not measured", key
     assert not R["tables78"].comparable.any() and R["tables78"].status.str.contains("CPU").all()
+    refused = dict(rows.iloc[0]) | dict(K=8192, groups=4, status="refused: HyDia-GPU-DG at K=8192 needs ...")
+    R2 = gpu_report.build(dict(runs=pd.concat([rows, pd.DataFrame([refused])], ignore_index=True),
+                               device=gpu.device_info(np).__dict__))
+    assert 8192 not in set(R2["summary"].K) and R2["table2"].equals(R["table2"])
+    cell = R2["tables78"].query("K == 8192")
+    assert len(cell) == 1 and cell.status.iloc[0].startswith("refused") and cell.membership_s.isna().all()
 
 
 @pytest.fixture(scope="module")

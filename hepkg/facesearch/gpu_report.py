@@ -63,9 +63,10 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
         exp = gpu.expected_table2(variant, l, G)
         paper = PAPER.TABLE2[name]
         n1p, n2p = PAPER.N1, -(-PAPER.DIM // PAPER.N1)
-        ours = dict(baby_rotations=r.get("baby_rotations_device") if variant == "hydia-dg" else r.get(
-            "baby_rotations_host"), giant_rotations=r.giant_rotations, mul_per_group=r.similarity_mul_ct / G, up_cts=r.membership_up_cts, down_membership=r.membership_down_cts,
-            down_identification=r.identify_down_cts)
+        baby = r.get("baby_rotations_device") if variant == "hydia-dg" else r.get("baby_rotations_host")
+        ours = dict(baby_rotations=baby, giant_rotations=r.giant_rotations, mul_per_group=r.similarity_mul_ct / G,
+                    up_cts=r.membership_up_cts, down_membership=r.membership_down_cts,
+                    down_identification=r.identify_down_cts)
         ours["online_rotations"] = ours["baby_rotations"] + ours["giant_rotations"]
         paper_forms = dict(baby_rotations=PAPER.DIM - 1 if variant == "hydia-dg" else n1p - 1,
                            giant_rotations=0 if variant == "hydia-dg" else f"(n2-1)G = {n2p - 1}G",
