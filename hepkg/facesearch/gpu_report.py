@@ -31,7 +31,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.Series(dict(
             device=first.device, device_kind=first.device_kind, N=first.N, l=first.l, Km=first.Km, groups=first.groups,
             reps=len(g), membership_s=g.membership_s.median(), membership_q1=_q(g.membership_s, .25),
-            membership_q3=_q(g.membership_s, .75), identify_s=g.identify_s.median(), setup_s=g.get("setup_s").median(),
+            membership_q3=_q(g.membership_s, .75), identify_s=g.identify_s.median(), setup_s=_q(g.setup_s, .5),
             enroll_s=first.enroll_s, rss_gb=g.rss_peak_bytes.max() / 1e9,
             device_peak_gb=g.device_peak_bytes.max() / 1e9 if "device_peak_bytes" in g else np.nan,
             estimate_gb=g.estimate_bytes.max() / 1e9 if "estimate_bytes" in g else np.nan,
