@@ -1,4 +1,4 @@
-"""Face search: data, packing, the three similarity methods, parties and their accounting."""
+"""Face search: data, packing, the similarity methods, parties, decisions and their accounting."""
 import numpy as np
 import pytest
 
@@ -86,8 +86,12 @@ def test_paper_key_and_rotation_counts():
     """Sec. 4.2.3 / 6.3: 511 HyDia keys vs 44 BSGS keys at l = 512; Table 5's rotations and table sizes."""
     assert len(S.rotation_steps("hydia", 512)) == 511
     assert len(S.rotation_steps("bsgs-diagonal", 512)) == 44
-    assert len(key_steps("hydia", 512, 2 ** 14)) == 516  # + 5 EvalSum keys (512 .. 8192)
-    assert len(key_steps("bsgs-diagonal", 512, 2 ** 14)) == 53
+    # the authors' HyDia client: 1..511, +512..+8192 and -1..-8192 (their main.cpp's standard mode): 530 rotation
+    # factors, 529 keys (-8192 and +8192 are one automorphism)
+    assert len(S.rotation_steps("hydia", 512)) + len(S.extra_key_steps("hydia", 512, 2 ** 14)) == 530
+    assert len(key_steps("hydia", 512, 2 ** 14)) == 529 and 2 ** 14 - 1 in key_steps("hydia", 512, 2 ** 14)
+    assert len(key_steps("hydia-lean", 512, 2 ** 14)) == 516  # + 5 EvalSum keys (512 .. 8192)
+    assert len(key_steps("bsgs-diagonal", 512, 2 ** 14)) == len(key_steps("bsgs-streamed", 512, 2 ** 14)) == 53
     paper_table5 = {1: 44, 4: 110, 16: 374, 32: 726, 64: 1430}
     for groups, rotations in paper_table5.items():
         assert S.expected_counts("bsgs-textbook", 512, groups)["rotate"] == rotations
@@ -95,8 +99,11 @@ def test_paper_key_and_rotation_counts():
     assert S.stored_queries("bsgs-textbook", 512) == 23 and S.stored_queries("bsgs-diagonal", 512) == 512
 
 
+TABLE_METHODS = [m for m in S.METHODS if not S.streams(m)]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", S.METHODS)
+@pytest.mark.parametrize("method", TABLE_METHODS)
 def test_similarity_matches_numpy_and_counts(backend, method):
     l, K, n1 = 16, 1100, 5
     inst = synthetic_database(K, 2, l, seed=1)
@@ -121,9 +128,10 @@ def test_streamed_bsgs_diagonal_equals_the_table_with_the_same_operations(backen
     l, K, n1 = 16, 1100, 5  # 3 groups: 5 + 4 + 4.5 held < 16
     inst = synthetic_database(K, 2, l, seed=3)
     db, q = normalize(inst.database), normalize(inst.query)
-    ctx = he.context(backend, TOY, rotations=S.rotation_steps("bsgs-diagonal", l, n1), policy="exact", insecure=True)
+    ctx = he.context(backend, TOY, rotations=S.rotation_steps("bsgs-streamed", l, n1), policy="exact", insecure=True)
     lay = Layout(K, l, ctx.params.n // 2)
-    assert S.streams("bsgs-diagonal", l, lay.groups, n1) and S.held_ciphertexts("bsgs-diagonal", l, lay.groups, n1) < l
+    assert S.held_ciphertexts("bsgs-streamed", l, lay.groups, n1) < l == S.held_ciphertexts("bsgs-diagonal", l,
+                                                                                            lay.groups, n1)
     qct = ctx.encrypt(replicate_query(q, lay.slots))
     diags = [[ctx.encrypt(r) for r in group_diagonals(db, lay, k)] for k in range(lay.groups)]
     read = []
@@ -138,51 +146,53 @@ def test_streamed_bsgs_diagonal_equals_the_table_with_the_same_operations(backen
     assert np.abs(got - db @ q).max() < (1e-12 if backend == "sim" else 1e-3) and np.abs(got - want).max() < 1e-3
 
 
-def test_which_schedule_holds_fewer_ciphertexts():
-    assert S.streams("bsgs-diagonal", 512, 1) and S.held_ciphertexts("bsgs-diagonal", 512, 1) == 23 + 23 + 1.5
-    assert not S.streams("bsgs-diagonal", 512, 400) and S.held_ciphertexts("bsgs-diagonal", 512, 400) == 512
-    assert not S.streams("hydia", 512, 1) and not S.streams("bsgs-textbook", 512, 1)
+def test_what_each_method_holds():
+    """The authors' methods hold the table (HyDia also the l size-3 products of a group); the streamed variant
+    holds its baby steps, one baby step's giant rotations and an accumulator per group."""
+    assert [m for m in S.METHODS if S.streams(m)] == ["bsgs-streamed"]
+    assert S.held_ciphertexts("bsgs-streamed", 512, 1) == 23 + 23 + 1.5
+    assert S.held_ciphertexts("bsgs-streamed", 512, 400) == 23 + 23 + 600 > 512
+    assert S.held_ciphertexts("bsgs-diagonal", 512, 4) == S.held_ciphertexts("hydia-lean", 512, 4) == 512
+    assert S.held_ciphertexts("hydia", 512, 4) == 512 + 1.5 * 512
+    with pytest.raises(ValueError, match="streamed_scores"):
+        S.query_table(None, None, "bsgs-streamed", 512)
+    with pytest.raises(ValueError, match="unknown similarity method"):
+        S.rotation_steps("hydia-fast", 512)
 
 
-def test_a_missing_diagonal_file_is_named(tmp_path):
-    l, K = 8, 600
-    inst = synthetic_database(K, 3, l, seed=2)
-    ctx = he.context("sim", TOY, rotations=key_steps("bsgs-diagonal", l, 512), policy="exact", insecure=True)
-    db = Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
-    db.path(1, 5).unlink()
-    with pytest.raises(FileNotFoundError, match="diagonal 5 of group 1 is missing"):
-        list(Server(ctx.public(), db).compared(Client(ctx).query(inst.query), "bsgs-diagonal", None))
-    with pytest.raises(IndexError, match="no diagonal 8 of group 0"):
-        db.diagonal(ctx, 0, 8)
+def test_the_authors_hydia_keeps_every_product_of_a_group():
+    """hydia (the authors') and hydia-lean do the same operations; the authors' holds the group's l products
+    (size 3) before adding them, the lean one adds each as it comes."""
+    import gc
+
+    l = 16
+    ctx = he.context("sim", TOY, rotations=S.rotation_steps("hydia", l), policy="exact", insecure=True)
+
+    def live_products():
+        return sum(1 for o in gc.get_objects() if isinstance(o, he.Ciphertext) and o.ctx is ctx and o.size == 3)
+
+    def run(method):
+        peak, mul = 0, ctx.mul
+
+        def watched(*a, **k):
+            nonlocal peak
+            out = mul(*a, **k)
+            peak = max(peak, live_products())
+            return out
+        table = S.query_table(ctx, ctx.encrypt(np.ones(512)), method, l)
+        ctx.mul = watched
+        try:
+            with ctx.counting() as c:
+                S.group_scores(ctx, table, (ctx.encrypt(np.ones(512)) for _ in range(l)), method, l)
+        finally:
+            del ctx.mul
+        return peak, c.as_dict()
+
+    (held, ops), (lean, lean_ops) = run("hydia"), run("hydia-lean")
+    assert ops == lean_ops and held == l and lean <= 3  # the sum, the last product and the new one
 
 
-def test_enrolled_database_is_atomic_and_server_is_public(tmp_path):
-    l, K = 8, 600
-    inst = synthetic_database(K, 3, l, seed=2)
-    ctx = he.context("sim", TOY, rotations=key_steps("hydia", l, 512), policy="exact", insecure=True)
-    with pytest.raises(ValueError, match="zero vector"):
-        Enroller(ctx.public()).enroll(np.zeros((4, l)), tmp_path / "bad")
-    assert not (tmp_path / "bad").exists() and not list(tmp_path.iterdir())  # nothing half-written
-    db = Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
-    assert db.layout.groups == 2 and db.disk_bytes() > 0
-    with pytest.raises(FileExistsError):
-        Enroller(ctx.public()).enroll(inst.database, tmp_path / "db")
-    with pytest.raises(FileNotFoundError, match="no enrolled database"):
-        EncryptedDatabase(tmp_path)
-    with pytest.raises(he.SecretContextRefused):
-        Server(ctx, db)
-    with pytest.raises(ValueError, match="workers"):
-        Server(ctx.public(), db, workers=0)
-    server, client = Server(ctx.public(), db), Client(ctx)
-    with pytest.raises(ValueError, match="pre-rotation"):
-        list(server.compared(client.query(inst.query), "bsgs-textbook", None))
-    scores = [ctx.decrypt(s).real for s in server.compared(client.query(inst.query), "hydia", None)]
-    want = normalize(inst.database) @ normalize(inst.query)
-    assert np.allclose(scores_from_slots(scores, db.layout), want)
-    assert server.timings["similarity"] > 0 and server.timings["rotations"] > 0
-
-
-@pytest.mark.parametrize("method", S.METHODS)
+@pytest.mark.parametrize("method", TABLE_METHODS)
 def test_a_group_with_missing_or_extra_diagonals_is_refused(method):
     l, n1 = 8, 3
     ctx = he.context("sim", TOY, rotations=S.rotation_steps(method, l, n1), policy="exact", insecure=True)
@@ -217,7 +227,7 @@ def _end_to_end(tmp_path, backend, method, kms):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("method", ["hydia", "bsgs-diagonal", "bsgs-textbook"])
+@pytest.mark.parametrize("method", ["hydia", "bsgs-diagonal", "bsgs-streamed", "bsgs-textbook"])
 def test_membership_and_identification_end_to_end(tmp_path, backend, method):
     _end_to_end(tmp_path, backend, method, (0, 3))
 
@@ -264,31 +274,149 @@ def test_end_to_end_on_seal_backends(tmp_path, backend):
     _end_to_end(tmp_path, backend, "bsgs-diagonal", (3,))
 
 
-def test_paper_rule_false_positive_and_sound_rule():
+def test_slot_rule_bounds_and_soundness():
+    """The slot rule's bounds are the polynomial's; it is sound where the paper's sums are not (kappa 8: 17
+    groups at margin 0.05, so K = 2^18 but not 2^19 at 2^14 slots), and its decisions follow its thresholds."""
     from hepkg.facesearch.chebyshev import compare_numpy
-    from hepkg.facesearch.decision import MembershipRule, paper_member, smallest_sound_kappa
+    from hepkg.facesearch.decision import SlotRule, sound_margin
 
-    n = 2 ** 14
-    residual = n * float(compare_numpy(np.zeros(1), 8)[0])
-    assert paper_member(residual) == (residual >= 0.5)
-    rule = MembershipRule(10, 2 ** 10)
-    assert rule.sound and not rule.member(rule.threshold - 0.01) and rule.member(1.0)
-    k = smallest_sound_kappa(n)
-    assert k is None or MembershipRule(k, n).sound
+    rule = SlotRule(8, Layout(2 ** 16, 512, 2 ** 14))
+    lo, hi, match_lo, p0 = rule.bounds
+    assert p0 == pytest.approx(float(compare_numpy(np.zeros(1), 8)[0])) and lo < 0 < hi < 0.05 < 0.98 < match_lo
+    assert rule.sound and list(np.unique(rule.entries)) == [4]
+    assert SlotRule(8, Layout(2 ** 18, 512, 2 ** 14)).sound and not SlotRule(8, Layout(2 ** 19, 512, 2 ** 14)).sound
+    assert sound_margin(8, Layout(2 ** 19, 512, 2 ** 14)) == 0.1
+    lay = Layout(3000, 128, 2048)  # slots 0..951 hold 2 entries, the rest 1 and one padding entry
+    rule = SlotRule(10, lay)
+    assert list(rule.entries[[0, 951, 952, 2047]]) == [2, 2, 1, 1]
+    quiet = np.full(2048, 2 * rule.bounds[3])  # every entry scoring 0
+    assert not rule.member(quiet)
+    loud = quiet.copy()
+    loud[1500] += 1.0
+    assert rule.member(loud)
+    with pytest.raises(ValueError, match="slot values"):
+        rule.member(quiet[:100])
+    with pytest.raises(ValueError, match="kappa"):
+        SlotRule(11, lay)
+    with pytest.raises(ValueError, match="margin"):
+        SlotRule(8, lay, margin=0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_membership_decisions_for_0_1_2_matches_under_encryption(tmp_path, backend):
+    """Km = 0, 1, 2 encrypted, kappa 8 and 10, two groups: the slot rule answers exactly Km > 0 on the
+    slots-aggregated answer and on the folded identification; the paper's count is numpy's (at this small
+    size, l = 128 and 4096 slots, its residual stays under 0.5: the paper's rule is right here too; at
+    2^14 slots and l = 512 it is not, see the decision table)."""
+    from hepkg.facesearch.chebyshev import compare_numpy
+    from hepkg.facesearch.decision import SlotRule, paper_member
+
+    l, K = 128, 3000
+    ctx = he.context(backend, "toy-ckks-4096-d11", rotations=key_steps("bsgs-diagonal", l, 2048), policy="exact",
+                     insecure=True)
+    paper = {}
+    for Km in (0, 1, 2):
+        inst = synthetic_database(K, Km, l, seed=20 + Km)
+        db = Enroller(ctx.public()).enroll(inst.database, tmp_path / f"db{Km}")
+        server, client = Server(ctx.public(), db), Client(ctx)
+        q = client.query(inst.query)
+        scores = normalize(inst.database) @ normalize(inst.query)
+        for kappa in (8, 10):
+            rule = SlotRule(kappa, db.layout)
+            assert rule.sound
+            slots = client.slot_values(server.membership(q, "bsgs-diagonal", kappa, aggregate="slots"))
+            folded = client.slot_values(server.fold(server.identify(q, "bsgs-diagonal", kappa)))
+            assert rule.member(slots) == rule.member(folded) == (Km > 0), (Km, kappa)
+            count = client.count(server.membership(q, "bsgs-diagonal", kappa))
+            want = compare_numpy(scores, kappa).sum() + (4096 - K) * rule.bounds[3]
+            assert count == pytest.approx(want, abs=4096 * 2e-5) and count == pytest.approx(slots.sum(), abs=0.05)
+            paper[Km, kappa] = paper_member(count)
+    assert paper == {(km, kappa): True for km in (1, 2) for kappa in (8, 10)} | {(0, 8): False, (0, 10): False}
+    with pytest.raises(ValueError, match="aggregate"):
+        server.membership(q, "bsgs-diagonal", 8, aggregate="max")
+    with pytest.raises(ValueError, match="answers of one identification"):
+        server.fold([])
 
 
 @pytest.mark.parametrize("identify", [True, False])
 def test_measured_trials_check_the_count_and_separate_the_server_peak(identify):
+    """Rounds alternate the planted query and one that matches nothing; each is checked against numpy and
+    decided by both rules."""
     import math
 
     from hepkg.facesearch.experiments import measure_here
 
     rows = measure_here(dict(backend="sim", params="toy-ckks-4096-d11", method="bsgs-diagonal", K=3000, Km=3, l=128,
                              kappa=8, reps=2, warmup=1, insecure=True, identify=identify))
-    assert [r["rep"] for r in rows] == [0, 1]
+    assert [(r["rep"], r["query"], r["truth_member"]) for r in rows] == [(0, "absent", False), (1, "planted", True)]
+    assert rows[0]["rotation_keys"] == len(key_steps("bsgs-diagonal", 128, 2048)) == rows[0]["context_keys"]
     for r in rows:
-        assert r["count_error"] < 1e-6 and r["truth_member"]  # sim: exact up to float rounding (l = 128: no
-        # random vector reaches the threshold, as in the end-to-end test)
+        assert r["count_error"] < 1e-6  # sim: exact up to float rounding (l = 128: no random vector reaches the
+        # threshold, as in the end-to-end test)
+        assert r["slot_member"] is (r["truth_member"] if identify else None) and r["slot_sound"]
         assert (r["identified"] is True) if identify else (r["identified"] is None and math.isnan(r["identify_s"]))
         if not math.isnan(r["rss_peak_bytes"]):
             assert 0 < r["server_rss_peak_bytes"] <= r["rss_peak_bytes"]
+
+
+def test_interleaved_trials_alternate_the_methods_on_one_key_pair():
+    """Several methods in one process: every round runs each once, the order rotated; the context holds the
+    union of their keys, each row its own method's key count; the textbook BSGS is refused (its database
+    differs)."""
+    from hepkg.facesearch.experiments import measure_here
+
+    cfg = dict(backend="sim", params="toy-ckks-4096-d11", methods=["hydia", "bsgs-diagonal"], K=2500, Km=0, l=128,
+               kappa=10, reps=2, warmup=1, insecure=True)
+    rows = measure_here(cfg)
+    assert [(r["method"], r["rep"]) for r in rows] == [("bsgs-diagonal", 0), ("hydia", 0), ("hydia", 1),
+                                                       ("bsgs-diagonal", 1)]
+    keys = {r["method"]: r["rotation_keys"] for r in rows}
+    assert keys == {m: len(key_steps(m, 128, 2048)) for m in keys} and rows[0]["context_keys"] == max(keys.values())
+    assert all(r["slot_member"] is False and r["truth_member"] is False and r["identified"] for r in rows)
+    with pytest.raises(ValueError, match="pre-rotated"):
+        measure_here(cfg | dict(methods=["bsgs-textbook", "hydia"]))
+
+
+def _fake_runs(hydia_s, bsgs_s, hydia_status="measured"):
+    """Trial and memory rows as the grids record them, kappa 8, l = 512, K = 2^10, 5 repetitions."""
+    import pandas as pd
+
+    common = dict(kappa=8, l=512, K=1024, Km=16, omp_threads=2, workers=1, identified=True, truth_member=True,
+                  slot_member=True, paper_member=True, max_error=1e-6)
+    rows = []
+    for method, t in (("hydia", hydia_s), ("hydia-lean", hydia_s), ("bsgs-diagonal", bsgs_s)):
+        if method == "hydia" and hydia_status != "measured":
+            rows.append(dict(common, method=method, status=hydia_status, estimated_peak_bytes=30e9))
+            continue
+        rows += [dict(common, method=method, status="measured", rep=i, membership_s=t * (1 + 0.01 * (i - 2)),
+                      membership_he_s=t, identify_s=t, rotation_keys=530 if method == "hydia" else 53)
+                 for i in range(5)]
+    mem = [dict(kappa=8, l=512, K=1024, method=m, status="measured", server_rss_peak_bytes=gb * 1e9, keygen_s=1.0,
+                enroll_s=2.0, disk_bytes=1e9, key_bytes=1e9, estimated_peak_bytes=gb * 1e9)
+           for m, gb in (("hydia", 28.0), ("hydia-lean", 27.0), ("bsgs-diagonal", 6.0))]
+    return pd.DataFrame(rows), pd.DataFrame(mem)
+
+
+@pytest.mark.parametrize("bsgs_s, verdict", [(4.22 / 1.16, "holds"), (4.22, "fails: below"), (4.22 / 1.5, "fails: above")])
+def test_measured_table_judges_a_stated_speedup_on_both_bounds(bsgs_s, verdict):
+    """Table 7 at K = 2^10, kappa 8: HyDia 4.22 +- 0.02 s, BSGS 3.64 +- 0.04 s (1.13-1.17x). Ours inside,
+    below or above that range gives holds, fails below, fails above; the RAM ratio likewise (paper 4.70x)."""
+    from hepkg.facesearch.report import measured_table
+
+    trials, memory = _fake_runs(4.22, bsgs_s)
+    t = measured_table(trials, memory).set_index("method")
+    assert t.loc["bsgs-diagonal", "verdict_membership"] == verdict
+    assert t.loc["bsgs-diagonal", "paper_speedup_membership_lo"] == pytest.approx((4.22 - 0.02) / (3.64 + 0.04))
+    assert t.loc["bsgs-diagonal", "ram_ratio"] == pytest.approx(28 / 6) and t.loc["bsgs-diagonal", "verdict_ram"] == "holds"
+    assert t.loc["bsgs-diagonal", "ratio_basis"] == "measured"
+
+
+def test_a_method_that_does_not_fit_is_modelled_from_its_lean_twin():
+    from hepkg.facesearch.report import measured_table
+
+    trials, memory = _fake_runs(4.22, 3.64, hydia_status="exceeds memory")
+    memory.loc[memory.method == "hydia", "status"] = "exceeds memory"
+    t = measured_table(trials, memory).set_index("method")
+    assert t.loc["hydia", "status"] == "modelled" and t.loc["hydia", "ram_status"] == "estimated"
+    assert t.loc["hydia", "membership_s"] == t.loc["hydia-lean", "membership_s"]
+    assert t.loc["bsgs-diagonal", "ratio_basis"].startswith("modelled")

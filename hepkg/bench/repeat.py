@@ -18,7 +18,8 @@ from hepkg.he.counting import library_seconds
 
 from .timing import Timer
 
-__all__ = ["timed", "interleaved", "spread", "compare", "LESS", "GREATER", "INCONCLUSIVE"]
+__all__ = ["timed", "interleaved", "spread", "compare", "ratio_range", "against_stated", "LESS", "GREATER",
+           "INCONCLUSIVE"]
 
 LESS, GREATER, INCONCLUSIVE = "less", "greater", "inconclusive"
 
@@ -74,3 +75,22 @@ def compare(a, b) -> str:
         raise ValueError("compare needs two non-empty samples")
     (a1, a3), (b1, b3) = np.quantile(a, [0.25, 0.75]), np.quantile(b, [0.25, 0.75])
     return LESS if a3 < b1 else GREATER if a1 > b3 else INCONCLUSIVE
+
+
+def ratio_range(num, den) -> tuple[float, float, float]:
+    """(median ratio, low, high) of two samples' ratio num / den: medians, and the quartile bounds crossed
+    (num's first quartile over den's third, num's third over den's first)."""
+    import numpy as np
+
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if num.size == 0 or den.size == 0:
+        raise ValueError("ratio_range needs two non-empty samples")
+    (n1, nm, n3), (d1, dm, d3) = np.quantile(num, [0.25, 0.5, 0.75]), np.quantile(den, [0.25, 0.5, 0.75])
+    return nm / dm, n1 / d3, n3 / d1
+
+
+def against_stated(ours: tuple[float, float], stated: tuple[float, float]) -> str:
+    """A measured range against a stated figure's range (its spread or tolerance), both bounds: 'holds' when
+    they overlap, 'fails: above' or 'fails: below' when ours lies entirely above or below it."""
+    (lo, hi), (slo, shi) = sorted(ours), sorted(stated)
+    return "fails: above" if lo > shi else "fails: below" if hi < slo else "holds"

@@ -1,29 +1,36 @@
-"""Deciding membership from the encrypted sum of approximate step values (Algorithm 7).
+"""Deciding membership (Algorithm 7): the paper's rule on the summed count, and a rule that is right.
 
-The server sums the comparison polynomial p over every slot of every group (n = G * slots
-values, padding included). p is only approximately 0 below the threshold, so with no match
-the sum is n times a small residual, not 0: the paper's rule (member iff the count rounds to
-at least 1) then answers "member" for an empty match set once n * residual > 1/2. The paper
-never tests Km = 0.
+The paper's server sums the comparison polynomial p over every slot of every group (G x slots values,
+padding included) and the client answers "member" iff the count rounds to at least 1
+(:func:`paper_member`). p is only approximately 0 below the threshold, so an empty match set leaves the
+sum of every entry's residual, not 0: at kappa = 8 p(0) = 1.7e-4, and 2^14 typical non-matches already
+sum to 2.8 (a false positive); a negative residual can hide a real match (a false negative). Within the
+paper's depth budget no polynomial makes a sum over 2^14 or more entries sound.
 
-:class:`MembershipRule` bounds the residual instead of assuming it away: with scores below
-delta - margin, p lies in [lo, hi]; above delta + margin, p >= match_lo. With no match the sum
-is at most n * hi; with one or more it is at least match_lo + (n - 1) * lo. The rule answers
-"member" iff the sum exceeds n * hi + slack, and it is *sound* (no false positive, no false
-negative for scores outside the margin band) iff match_lo + (n - 1) * lo > n * hi + slack.
-Where it is not sound at the requested kappa, :func:`smallest_sound_kappa` gives the depth
-that is, and identification (a per-slot threshold by the client, G ciphertexts instead of
-one) decides membership at any n.
+:class:`SlotRule` keeps the one-ciphertext answer but not the sum over slots: the server adds the G
+per-group comparison ciphertexts slot by slot (G - 1 additions, no rotation; :meth:`Server.membership
+<hepkg.facesearch.protocol.Server.membership>` with ``aggregate="slots"``) and the client decides per
+slot. Slot s holds p summed over the r(s) database entries placed at slot s (one per group that reaches
+it) and over G - r(s) padding entries whose score is exactly 0 (zero diagonals), so the client, which
+knows K and the layout, subtracts (G - r(s)) p(0). With every non-matching score in [-1, delta - margin]
+(where p lies in [lo, hi]) and every matching score in [delta + margin, 1] (p >= match_lo), no match
+leaves at most r hi and one match or more at least match_lo + (r - 1) lo (more matches only add). The
+rule answers "member" iff some slot exceeds the midpoint of the two bounds, and it is *sound* (never
+wrong for scores outside the margin band, CKKS error included) iff the gap exceeds twice the error at
+r = G. At kappa 8 and margin 0.05 that holds up to G = 17 groups (K <= 2^18 at 2^14 slots); at kappa 10
+up to thousands. What the client learns beyond the count: per slot, the sum over the G groups.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import chebyshev
+from .packing import Layout
 
-__all__ = ["paper_member", "MembershipRule", "smallest_sound_kappa", "sound_margin", "member_from_indicators"]
+__all__ = ["paper_member", "member_from_indicators", "SlotRule", "sound_margin"]
 
 
 def paper_member(count: float) -> bool:
@@ -36,49 +43,75 @@ def member_from_indicators(values: np.ndarray, threshold: float = 0.5) -> bool:
     return bool((np.asarray(values) > threshold).any())
 
 
+@functools.lru_cache(maxsize=64)
+def _bounds(kappa: int, delta: float, margin: float, path: str) -> tuple[float, float, float, float]:
+    """(lo, hi, match_lo, p0): p's range on [-1, delta - margin], its least value on [delta + margin, 1], p(0)."""
+    def p(a, b):
+        return chebyshev.compare_numpy(np.linspace(a, b, 40001), kappa, delta=delta, path=path)
+    below, above = p(-1.0, delta - margin), p(delta + margin, 1.0)
+    p0 = float(chebyshev.compare_numpy(np.zeros(1), kappa, delta=delta, path=path)[0])
+    return float(below.min()), float(below.max()), float(above.min()), p0
+
+
 @dataclass(frozen=True)
-class MembershipRule:
-    """A residual-aware membership threshold for ``n`` summed slots at comparison depth ``kappa``."""
+class SlotRule:
+    """The per-slot membership decision on the slot-wise sum of the G comparison ciphertexts.
+
+    ``noise``: the CKKS error bound of one comparison value (the end-to-end tests observe under 2e-5 on
+    every backend at depth 11); a slot's error is at most G times that.
+    """
     kappa: int
-    n: int
+    layout: Layout
     delta: float = chebyshev.DELTA
     margin: float = 0.05
-    slack: float = 0.05
     path: str = "cpu"
+    noise: float = 1e-4
 
-    def _range(self, lo: float, hi: float) -> np.ndarray:
-        x = np.linspace(lo, hi, 20001)
-        return chebyshev.compare_numpy(x, self.kappa, delta=self.delta, path=self.path)
-
-    @property
-    def residual(self) -> tuple[float, float]:
-        """(lo, hi): the range of p on non-matching scores [-1, delta - margin]."""
-        v = self._range(-1.0, self.delta - self.margin)
-        return float(v.min()), float(v.max())
+    def __post_init__(self):
+        if not 0 < self.margin < 1:
+            raise ValueError(f"margin must lie in (0, 1), got {self.margin!r}")
+        chebyshev.compare_numpy(np.zeros(1), self.kappa, delta=self.delta, path=self.path)  # checks kappa, path
 
     @property
-    def match_lo(self) -> float:
-        """The least value of p on matching scores [delta + margin, 1]."""
-        return float(self._range(self.delta + self.margin, 1.0).min())
+    def bounds(self) -> tuple[float, float, float, float]:
+        """(lo, hi, match_lo, p(0)) of the comparison polynomial (see the module docstring)."""
+        return _bounds(self.kappa, self.delta, self.margin, self.path)
 
     @property
-    def threshold(self) -> float:
-        return self.n * max(self.residual[1], 0.0) + self.slack
+    def entries(self) -> np.ndarray:
+        """r(s): how many database entries (not padding) sit at slot s across the G groups."""
+        lay = self.layout
+        full, rest = divmod(lay.K, lay.slots)
+        return full + (np.arange(lay.slots) < rest)
+
+    def _gap(self, r):
+        lo, hi, match_lo, _ = self.bounds
+        return match_lo + (r - 1) * lo, r * hi  # (least value with a match, most without)
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        """Per slot, the midpoint between the two bounds (after the padding is subtracted)."""
+        with_match, without = self._gap(self.entries)
+        return (with_match + without) / 2
 
     @property
     def sound(self) -> bool:
-        lo, _ = self.residual
-        return self.match_lo + (self.n - 1) * min(lo, 0.0) > self.threshold
+        """Whether the rule is never wrong for scores outside the margin band at this K (and the CKKS error)."""
+        with_match, without = self._gap(self.entries.max())
+        return bool(with_match - without > 2 * self.noise * self.layout.groups)
 
-    def member(self, count: float) -> bool:
-        return bool(count > self.threshold)
+    def corrected(self, values) -> np.ndarray:
+        """The decrypted slot values less the padding entries' exact contribution (G - r(s)) p(0)."""
+        values = np.asarray(values, dtype=float).real
+        if values.shape[-1] < self.layout.slots:
+            raise ValueError(f"expected {self.layout.slots} slot values, got {values.shape[-1]}")
+        return values[:self.layout.slots] - (self.layout.groups - self.entries) * self.bounds[3]
+
+    def member(self, values) -> bool:
+        """Member iff some slot's corrected value exceeds its threshold."""
+        return bool((self.corrected(values) > self.thresholds).any())
 
 
-def smallest_sound_kappa(n: int, kappas=(7, 8, 9, 10), **kw) -> int | None:
-    """The least comparison depth whose :class:`MembershipRule` is sound for ``n`` slots, or None."""
-    return next((k for k in kappas if MembershipRule(k, n, **kw).sound), None)
-
-
-def sound_margin(kappa: int, n: int, margins=tuple(round(0.05 * i, 2) for i in range(1, 9)), **kw) -> float | None:
-    """The least margin (no score within it of delta) for which the rule is sound at ``n`` slots, or None."""
-    return next((m for m in margins if MembershipRule(kappa, n, margin=m, **kw).sound), None)
+def sound_margin(kappa: int, layout: Layout, margins=tuple(round(0.05 * i, 2) for i in range(1, 9)), **kw) -> float | None:
+    """The least margin (no score within it of delta) for which :class:`SlotRule` is sound at ``layout``, or None."""
+    return next((m for m in margins if SlotRule(kappa, layout, margin=m, **kw).sound), None)

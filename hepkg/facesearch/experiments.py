@@ -23,36 +23,48 @@ from hepkg.bench.child import in_child
 from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from . import chebyshev, similarity
-from .decision import MembershipRule, paper_member
+from .decision import SlotRule, paper_member
 from .packing import Layout, normalize
 from .protocol import Client, Enroller, Server, key_steps
 
-__all__ = ["measure", "measure_here", "estimated_peak_bytes", "counts_only", "accuracy"]
+__all__ = ["measure", "measure_here", "trials", "estimated_peak_bytes", "counts_only", "accuracy"]
 
 
-def _context(backend: str, params: str, method: str, l: int, n1, insecure: bool):
+def _context(backend: str, params: str, methods, l: int, n1, insecure: bool):
+    """The client's context with every key the methods' clients generate (one key pair, so one enrolled
+    database serves every method), and the seconds its key generation took."""
     slots = he.get_params(params).n // 2
+    steps = sorted(set().union(*(key_steps(m, l, slots, n1) for m in methods)))
     t0 = time.perf_counter()
-    ctx = he.context(backend, params, rotations=key_steps(method, l, slots, n1), policy="exact", insecure=insecure)
+    ctx = he.context(backend, params, rotations=steps, policy="exact", insecure=insecure)
     return ctx, time.perf_counter() - t0
 
 
+def _methods(config: dict) -> list[str]:
+    methods = list(config.get("methods") or [config["method"]])
+    for m in methods:
+        similarity.rotation_steps(m, 2)  # checks the name
+    if "bsgs-textbook" in methods and len(methods) > 1:
+        raise ValueError("bsgs-textbook needs its own pre-rotated database: measure it alone")
+    return methods
+
+
 def estimated_peak_bytes(config: dict) -> int:
-    """A method's peak memory, estimated from its keys and its rotated-query table (sizes read from a
-    one-key context): the evaluation keys once (the server's public context shares the client's, in
-    OpenFHE's process-wide maps) + (held ciphertexts, :func:`~hepkg.facesearch.similarity.held_ciphertexts`,
-    + 8 + 2 x workers) ciphertexts + 0.5 GB, times 1.05. Calibrated on this machine at N = 2^15,
-    depth 11, l = 512, with the whole table held: BSGS-Diagonal measured 4.8 GB (estimated 5.4), HyDia
-    16.5 GB (estimated 17.7)."""
-    method, l, n1 = config["method"], config["l"], config.get("n1")
+    """The peak memory of :func:`measure_here` on ``config``, estimated from its keys and the most any of
+    its methods holds (sizes read from a one-key context): the evaluation keys once (the server's public
+    context shares the client's, in OpenFHE's process-wide maps) + (held ciphertexts,
+    :func:`~hepkg.facesearch.similarity.held_ciphertexts`, + 8 + 2 x workers) ciphertexts + 0.5 GB, times
+    1.05. Calibrated on this machine at N = 2^15, depth 11, l = 512, with the whole table held:
+    BSGS-Diagonal measured 4.8 GB (estimated 5.4), hepkg's lean HyDia 16.5 GB (estimated 17.7)."""
+    methods, l, n1 = _methods(config), config["l"], config.get("n1")
     slots = he.get_params(config["params"]).n // 2
     with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
                     insecure=config.get("insecure", False)) as ctx:
         per_key, relin = ctx.key_sizes()["galois_keys"], ctx.key_sizes()["relin_key"]
         ct = ctx.nbytes(ctx.encrypt([0.0]))
-    keys = len(key_steps(method, l, slots, n1)) * per_key + relin
+    keys = len(set().union(*(key_steps(m, l, slots, n1) for m in methods))) * per_key + relin
     groups = Layout(config["K"], l, slots).groups
-    held = similarity.held_ciphertexts(method, l, groups, n1) + 8 + 2 * config.get("workers", 1)
+    held = max(similarity.held_ciphertexts(m, l, groups, n1) for m in methods) + 8 + 2 * config.get("workers", 1)
     return int(1.05 * (keys + held * ct + 0.5e9))
 
 
@@ -63,71 +75,120 @@ def measure(config: dict) -> list[dict]:
     return in_child(measure_here, config, estimated_peak_bytes(config), config.get("omp_threads"))
 
 
-def measure_here(config: dict) -> list[dict]:
-    """One method on one synthetic database, in this process: keys and enrollment once, then
-    ``warmup`` + ``reps`` queries, each a membership and an identification; one row per kept query.
+def trials(config: dict) -> list[dict]:
+    """Tables 6-8's timed queries (a grid function): ``config["methods"]`` interleaved round by round in one
+    child process (:func:`measure`), after leaving out, heaviest first, each method whose memory does not fit
+    beside the others (one row each: status 'exceeds memory' and its own estimated peak; the report models
+    it from its leaner twin, which does the same operations)."""
+    import psutil
 
-    ``config``: ``backend, params, method, K, Km, l, kappa``; optional ``n1``, ``seed``, ``delta``,
-    ``path`` ('cpu': Chebyshev + f4; 'gpu': Chebyshev alone), ``reps`` (3), ``warmup`` (1),
-    ``workers`` (the server's Python threads across groups, 1), ``insecure``, ``identify`` (True; False:
-    membership queries alone, the identification columns NaN). ``rss_peak_bytes``: the child's peak
-    (keys, enrollment, queries, as the paper's harness samples the process); ``server_rss_peak_bytes``:
-    the peak from the end of enrollment on (keys held, the queries). Peak RSS covers the whole group (keys, enrollment, queries), as the paper's
-    harness samples the process.
+    methods, rows = list(config["methods"]), []
+    avail = psutil.virtual_memory().available
+    while methods and estimated_peak_bytes(config | dict(methods=methods)) > 0.9 * avail:
+        need = {m: estimated_peak_bytes(config | dict(methods=[m])) for m in methods}
+        heaviest = max(methods, key=need.get)
+        rows.append(dict(method=heaviest, status="exceeds memory", estimated_peak_bytes=need[heaviest],
+                         available_bytes=avail))
+        methods.remove(heaviest)
+    return rows + (measure(config | dict(methods=methods)) if methods else [])
+
+
+def measure_here(config: dict) -> list[dict]:
+    """Queries on one synthetic database, in this process: keys and enrollment once, then ``warmup`` +
+    ``reps`` rounds; in each round every method answers one query, a membership (the paper's Algorithm 7,
+    timed) and an identification (Algorithm 8, timed), the methods in an order rotated round by round.
+    One row per kept (round, method).
+
+    ``config``: ``backend, params, method`` (or ``methods``: several, interleaved, on one key pair holding
+    every method's keys), ``K, Km, l, kappa``; optional ``n1``, ``seed``, ``delta``, ``path`` ('cpu':
+    Chebyshev + f4; 'gpu': Chebyshev alone), ``reps`` (3), ``warmup`` (1), ``workers`` (the server's
+    Python threads across groups, 1), ``insecure``, ``identify`` (True; False: membership queries alone,
+    the identification and slot-rule columns empty), ``margin`` (the slot rule's, 0.05).
+
+    Rounds alternate two queries (the times of HE operations do not depend on the data): the planted one
+    (``truth_member`` iff Km > 0) and, with ``absent`` (True), a fresh random vector that matches nothing
+    (``query="absent"``), so both membership rules meet an empty match set. Every query is checked: the
+    membership count against numpy (``count_error``), the identified indices against the true ones, the
+    decrypted comparison values against the numpy polynomial; the paper's rule (``paper_member``) and
+    :class:`~hepkg.facesearch.decision.SlotRule` (``slot_member``, on the identification's ciphertexts added
+    slot-wise by the server: ``fold_s``) against ``truth_member``. ``rss_peak_bytes``: the process's peak (keys, enrollment, queries), ``server_rss_peak_bytes``:
+    from the end of enrollment on (keys held, the queries); with several methods both cover all of them.
     """
     cfg = dict(n1=None, seed=0, delta=chebyshev.DELTA, path="cpu", insecure=False, reps=3, warmup=1,
-               workers=1, identify=True) | dict(config)
-    method, K, Km, l, kappa = (cfg[k] for k in ("method", "K", "Km", "l", "kappa"))
+               workers=1, identify=True, margin=0.05, absent=True) | dict(config)
+    methods = _methods(cfg)
+    K, Km, l, kappa = (cfg[k] for k in ("K", "Km", "l", "kappa"))
     inst = synthetic_database(K, Km, l, cfg["seed"])
-    want = chebyshev.compare_numpy(normalize(inst.database) @ normalize(inst.query), kappa, delta=cfg["delta"],
-                                   path=cfg["path"])
+    queries = [("planted", inst.query)] + ([("absent", np.random.default_rng([cfg["seed"], 1]).integers(
+        -99, 100, l).astype(float))] if cfg["absent"] else [])
+    scores = {name: normalize(inst.database) @ normalize(q) for name, q in queries}
+    want = {name: chebyshev.compare_numpy(x, kappa, delta=cfg["delta"], path=cfg["path"]) for name, x in scores.items()}
+    truth = {name: np.flatnonzero(x >= cfg["delta"]) for name, x in scores.items()}
     rss_ok = reset_peak_rss()
-    ctx, keygen_s = _context(cfg["backend"], cfg["params"], method, l, cfg["n1"], cfg["insecure"])
+    ctx, keygen_s = _context(cfg["backend"], cfg["params"], methods, l, cfg["n1"], cfg["insecure"])
     public = ctx.public()
+    sizes = ctx.key_sizes()
+    per_key = sizes["galois_keys"] / max(len(ctx.keys.steps), 1)
     setup = dict(keygen_s=keygen_s, omp_threads=os.environ.get("OMP_NUM_THREADS"), workers=cfg["workers"],
-                 rotation_keys=len(ctx.keys.steps), key_bytes=sum(ctx.key_sizes().values()))
+                 context_keys=len(ctx.keys.steps), interleaved=len(methods))
     kw = dict(n1=cfg["n1"], delta=cfg["delta"], path=cfg["path"])
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-faces-") as tmp:
         t0 = time.perf_counter()
         db = Enroller(public).enroll(inst.database, pathlib.Path(tmp) / "db", prerotate_n1=(
-            similarity.bsgs_shape(l, cfg["n1"])[0] if method == "bsgs-textbook" else None))
+            similarity.bsgs_shape(l, cfg["n1"])[0] if methods == ["bsgs-textbook"] else None))
         setup |= dict(enroll_s=time.perf_counter() - t0, disk_bytes=db.disk_bytes(), groups=db.layout.groups)
         client, server = Client(ctx), Server(public, db, workers=cfg["workers"])
         # the queries' own peak (the server's): the enroller is a separate party in the protocol
         setup_peak = peak_rss() if rss_ok else float("nan")
         server_rss_ok = rss_ok and reset_peak_rss()
-        rule = MembershipRule(kappa, db.layout.groups * db.layout.slots, delta=cfg["delta"], path=cfg["path"])
-        # the membership count in numpy: every database slot's comparison, and the empty slots' f(0)
-        want_count = float(want.sum() + (db.layout.groups * db.layout.slots - K) * chebyshev.compare_numpy(
-            np.zeros(1), kappa, delta=cfg["delta"], path=cfg["path"])[0])
-        for rep in range(cfg["warmup"] + cfg["reps"]):
-            query = client.query(inst.query)
-            server.timings.clear()
-            with public.counting() as ops:
-                member, answer = timed(lambda: server.membership(query, method, kappa, **kw))
-            phases = {f"phase_{k}_s": v for k, v in server.timings.items()}
-            count, ident, values = client.count(answer), dict(wall_s=np.nan, he_s=np.nan), np.full(K, np.nan)
-            if cfg["identify"]:
-                ident, answers = timed(lambda: server.identify(query, method, kappa, **kw))
-                values = client.indicators(answers, db.layout)
-            found = np.flatnonzero(values > 0.5)
-            if rep >= cfg["warmup"]:
-                rows.append(setup | phases | dict(
-                    rep=rep - cfg["warmup"], membership_s=member["wall_s"], membership_he_s=member["he_s"],
-                    membership_cpu_s=member["cpu_s"], identify_s=ident["wall_s"], identify_he_s=ident["he_s"],
-                    count=count, count_error=abs(count - want_count), paper_member=paper_member(count),
-                    rule_member=rule.member(count),
-                    rule_sound=rule.sound, truth_member=Km > 0,
-                    identified=bool(np.array_equal(found, inst.matches)) if cfg["identify"] else None,
-                    max_error=float(np.abs(values - want).max()) if cfg["identify"] else np.nan,
-                    **{f"op_{k}": int(ops[k]) for k in ("rotate", "mul_ct", "relinearize", "rescale", "keyswitch",
-                                                         "hoisted_precompute")}, depth=int(ops.depth)))
+        rule = SlotRule(kappa, db.layout, delta=cfg["delta"], margin=cfg["margin"], path=cfg["path"])
+        for rnd in range(cfg["warmup"] + cfg["reps"]):
+            name, q = queries[rnd % len(queries)]
+            # the membership count in numpy: every database slot's comparison, and the empty slots' f(0)
+            want_count = float(want[name].sum() + (db.layout.groups * db.layout.slots - K) * rule.bounds[3])
+            shift = rnd % len(methods)
+            for method in methods[shift:] + methods[:shift]:
+                row = _query(client, server, q, truth[name], method, kappa, rule, cfg["identify"], kw)
+                if rnd >= cfg["warmup"]:
+                    steps = key_steps(method, l, db.layout.slots, cfg["n1"])
+                    rows.append(setup | row | dict(
+                        method=method, rep=rnd - cfg["warmup"], query=name, rotation_keys=len(steps),
+                        key_bytes=per_key * len(steps) + sizes["relin_key"] + sizes.get("public_key", 0),
+                        count_error=abs(row["count"] - want_count), truth_member=len(truth[name]) > 0,
+                        max_error=float(np.abs(row.pop("values") - want[name]).max()) if cfg["identify"]
+                        else np.nan))
         server_peak = peak_rss() if server_rss_ok else float("nan")
     ctx.close()
     public.close()
     peak = max(setup_peak, peak_rss()) if rss_ok else float("nan")
-    return [r | dict(rss_peak_bytes=peak, server_rss_peak_bytes=server_peak) for r in rows]
+    return [{k: v for k, v in r.items() if k != "values"} | dict(rss_peak_bytes=peak, server_rss_peak_bytes=server_peak)
+            for r in rows]
+
+
+def _query(client, server, q, matches, method: str, kappa: int, rule: SlotRule, identify: bool, kw: dict) -> dict:
+    """One query ``q`` of ``method``: membership (timed, its phases, its op counts), identification (timed,
+    checked against ``matches``), and the slot rule's decision on the identification's answers folded by the
+    server."""
+    query = client.query(q)
+    server.timings.clear()
+    with server.ctx.counting() as ops:
+        member, answer = timed(lambda: server.membership(query, method, kappa, **kw))
+    count = client.count(answer)
+    row = {f"phase_{k}_s": v for k, v in server.timings.items()} | dict(
+        membership_s=member["wall_s"], membership_he_s=member["he_s"], membership_cpu_s=member["cpu_s"],
+        count=count, paper_member=paper_member(count), slot_sound=rule.sound,
+        **{f"op_{k}": int(ops[k]) for k in ("rotate", "mul_ct", "relinearize", "rescale", "keyswitch",
+                                             "hoisted_precompute")}, depth=int(ops.depth))
+    if not identify:
+        return row | dict(identify_s=np.nan, identify_he_s=np.nan, fold_s=np.nan, slot_member=None, identified=None,
+                          values=None)
+    ident, answers = timed(lambda: server.identify(query, method, kappa, **kw))
+    fold, folded = timed(lambda: server.fold(answers))
+    values = client.indicators(answers, server.db.layout)
+    return row | dict(identify_s=ident["wall_s"], identify_he_s=ident["he_s"], fold_s=fold["wall_s"],
+                      slot_member=rule.member(client.slot_values(folded)),
+                      identified=bool(np.array_equal(np.flatnonzero(values > 0.5), matches)), values=values)
 
 
 def counts_only(config: dict) -> list[dict]:
@@ -157,23 +218,34 @@ def accuracy(config: dict) -> list[dict]:
     """Table 3 analogue (a grid function): every probe of the FaceNet-128 set identified against the
     enrolled gallery, encrypted, beside the plaintext decision cos >= delta; one row per
     (probe, gallery vector): ``pred`` (encrypted), ``plain`` (plaintext), ``truth`` (same identity).
-    ``config``: ``backend, params, kappa``; optional ``method``, ``path``, ``delta``, ``insecure``."""
+    Each row also carries its probe's membership decisions: ``slot_member`` (:class:`SlotRule` on the
+    identification's ciphertexts folded by the server), ``paper_member`` (the paper's rule on their count:
+    the sum of the folded slots, what Algorithm 7's rotate-and-sum adds up) and ``plain_member`` (some
+    gallery cos >= delta). ``config``: ``backend, params, kappa``; optional ``method``, ``path``, ``delta``,
+    ``insecure``, ``margin``."""
     from hepkg.datasets.faces import load_faces
 
-    cfg = dict(method="bsgs-diagonal", path="cpu", delta=chebyshev.DELTA, insecure=False) | dict(config)
+    cfg = dict(method="bsgs-diagonal", path="cpu", delta=chebyshev.DELTA, insecure=False, margin=0.05) | dict(config)
     faces = load_faces()
     l = faces.train_x.shape[1]
-    ctx, _ = _context(cfg["backend"], cfg["params"], cfg["method"], l, None, cfg["insecure"])
+    ctx, _ = _context(cfg["backend"], cfg["params"], [cfg["method"]], l, None, cfg["insecure"])
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-faces-") as tmp:
         db = Enroller(ctx.public()).enroll(faces.train_x, pathlib.Path(tmp) / "db")
         client, server = Client(ctx), Server(ctx.public(), db)
+        rule = SlotRule(cfg["kappa"], db.layout, delta=cfg["delta"], margin=cfg["margin"], path=cfg["path"])
         gallery = normalize(faces.train_x)
-        for probe, label in zip(faces.test_x, faces.test_y):
-            values = client.indicators(server.identify(client.query(probe), cfg["method"], cfg["kappa"],
-                                                       delta=cfg["delta"], path=cfg["path"]), db.layout)
+        for i, (probe, label) in enumerate(zip(faces.test_x, faces.test_y)):
+            answers = server.identify(client.query(probe), cfg["method"], cfg["kappa"], delta=cfg["delta"],
+                                      path=cfg["path"])
+            values = client.indicators(answers, db.layout)
+            folded = client.slot_values(server.fold(answers))
             cos = gallery @ normalize(probe)
-            rows += [dict(probe=label, gallery=g, truth=bool(g == label), pred=bool(v > 0.5), value=float(v),
-                          cos=float(c), plain=bool(c >= cfg["delta"])) for g, v, c in zip(faces.train_y, values, cos)]
+            probe_row = dict(probe_index=i, slot_member=rule.member(folded), slot_sound=rule.sound,
+                             paper_member=paper_member(float(folded.sum())),
+                             plain_member=bool((cos >= cfg["delta"]).any()))
+            rows += [probe_row | dict(probe=label, gallery=g, truth=bool(g == label), pred=bool(v > 0.5),
+                                      value=float(v), cos=float(c), plain=bool(c >= cfg["delta"]))
+                     for g, v, c in zip(faces.train_y, values, cos)]
     ctx.close()
     return rows

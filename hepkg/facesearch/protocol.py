@@ -13,8 +13,8 @@ Messages between parties are bytes (serialized ciphertexts); the server records 
 each phase in :attr:`Server.timings`. ``Server(workers=w)`` processes w groups at once in Python
 threads (OpenFHE releases the GIL), each with its own accumulator: memory beyond the rotated-query
 table stays O(w) ciphertexts, as the paper's memory-aware multi-threading (Sec. 4.2); phase times
-are then thread-seconds. BSGS-Diagonal streams its table where that holds fewer ciphertexts
-(:func:`~hepkg.facesearch.similarity.streams`).
+are then thread-seconds. ``bsgs-streamed`` streams its table
+(:func:`~hepkg.facesearch.similarity.streamed_scores`).
 """
 from __future__ import annotations
 
@@ -40,15 +40,20 @@ from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_q
 __all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps"]
 
 _MANIFEST = "manifest.json"
+#: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
+AGGREGATES = ("sum", "slots")
 
 
 def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
     """Rotation keys the client generates: the method's steps, plus the power-of-two steps of the
-    membership's sum over all slots (OpenFHE's EvalSum keys; HyDia: 511 + 5 at l = 512)."""
-    steps = set(similarity.rotation_steps(method, l, n1))
+    membership's sum over all slots (OpenFHE's EvalSum keys), plus the keys the authors' client generates
+    unused (:func:`~hepkg.facesearch.similarity.extra_key_steps`), as left rotations mod ``slots`` (one key per
+    automorphism): at l = 512, 2^14 slots, the authors' HyDia 529 (their 530 rotation factors include +8192
+    and -8192, one automorphism), hepkg's lean HyDia 511 + 5, BSGS-Diagonal 44 + 9."""
+    steps = set(similarity.rotation_steps(method, l, n1)) | set(similarity.extra_key_steps(method, l, slots))
     if membership:
         steps |= set(rotation_steps_for_sum(slots))
-    return sorted(steps)
+    return sorted({s % slots for s in steps} - {0})
 
 
 class EncryptedDatabase:
@@ -149,6 +154,11 @@ class Client:
         """The membership answer: slot 0 holds the sum of the comparison over every slot of every group."""
         return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0])
 
+    def slot_values(self, answer: bytes) -> np.ndarray:
+        """A membership answer aggregated by ``"slots"``: per slot, the comparison summed over the groups
+        (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
+        return self.ctx.decrypt(self.ctx.deserialize(answer)).real
+
     def indicators(self, answers: list[bytes], layout: Layout) -> np.ndarray:
         """The K comparison values (about 1 for a match, 0 otherwise) of an identification answer."""
         return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a)).real for a in answers], layout)
@@ -191,7 +201,7 @@ class Server:
 
         with ThreadPoolExecutor(self.workers) as pool:
             mapper = map if self.workers == 1 or lay.groups == 1 else pool.map
-            if similarity.streams(method, lay.l, lay.groups, n1):
+            if similarity.streams(method):
                 scores = similarity.streamed_scores(ctx, q, lambda k, i: self.db.diagonal(ctx, k, i), lay.groups,
                                                     lay.l, n1, clock=self._phase, mapper=mapper)
                 yield from self._in_flight(mapper, compare, scores)
@@ -210,14 +220,33 @@ class Server:
         for start in range(0, len(items), self.workers):
             yield from mapper(fn, items[start:start + self.workers])
 
-    def membership(self, query: bytes, method: str, kappa: int, **kw) -> bytes:
-        """Algorithm 7: the sum over groups and slots of the comparison, in every slot."""
+    def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "sum", **kw) -> bytes:
+        """Algorithm 7: the comparison added over the groups, then (``aggregate="sum"``, the paper's) summed over
+        every slot by rotate-and-sum, the count in every slot; ``aggregate="slots"``: the groups' sum alone, for
+        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation)."""
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+        total = self._fold(self.compared(query, method, kappa, **kw))
+        if aggregate == "sum":
+            with self._phase("aggregation"):
+                total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
+        with self._phase("download"):
+            return self.ctx.serialize(total)
+
+    def _fold(self, cts):
+        """The slot-wise sum of the groups' comparison ciphertexts, added as they arrive."""
         total = None
-        for ct in self.compared(query, method, kappa, **kw):
+        for ct in cts:
             with self._phase("aggregation"):
                 total = ct if total is None else self.ctx.add(total, ct)
-        with self._phase("aggregation"):
-            total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
+        return total
+
+    def fold(self, answers: list[bytes]) -> bytes:
+        """The ``aggregate="slots"`` membership answer from an identification's answers (the same G comparison
+        ciphertexts added: a membership decision without a second query)."""
+        if len(answers) != self.db.layout.groups:
+            raise ValueError(f"expected the {self.db.layout.groups} answers of one identification, got {len(answers)}")
+        total = self._fold(self.ctx.deserialize(a) for a in answers)
         with self._phase("download"):
             return self.ctx.serialize(total)
 

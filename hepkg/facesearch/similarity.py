@@ -1,26 +1,31 @@
-"""Encrypted similarity of one query with every matrix group, three ways (face-search paper).
+"""Encrypted similarity of one query with every matrix group (face-search paper): the authors' two
+methods as they ran them, hepkg's leaner variants of each, and the textbook BSGS.
 
-- ``hydia``: HyDia's diagonal method (Algorithm 6): l - 1 hoisted rotations of the query,
-  keys for 1..l-1; the table of l rotated queries serves every group.
-- ``bsgs-diagonal``: BSGS-Diagonal (Algorithm 1): n1 - 1 hoisted baby steps, then each baby
-  step rotated by the giant steps it needs (double hoisting: one decomposition per baby
-  step), rotQ[j n1 + b] = Rot_{j n1}(rotQ[b]); same table, keys only for 1..n1-1 and
-  n1, 2 n1, ...
-- ``bsgs-textbook``: single-hoisted grouped BSGS (Eq. 3-4): the n1 baby steps only; per group
-  and giant step j, P_j = sum_b rotQ[b] * diag'_{j n1 + b} over diagonals pre-rotated by the
-  enroller (:func:`~hepkg.facesearch.packing.group_diagonals` with ``prerotate_n1``), then
-  relinearized and rotated by j n1: fewer stored rotated queries (n1), (n1 - 1) + G (n2 - 1)
-  rotations.
+The authors' methods (FastHE-Search V1.0.0, approaches 5 and 8), which every claim is judged on:
 
-Per group, products of ciphertexts are summed without relinearization (size-3 ciphertexts)
-into one running accumulator, so memory beyond the table stays O(1) ciphertexts; one
-relinearization and one rescale per group (per giant step for the textbook method).
+- ``hydia``: HyDia's diagonal method (Algorithm 6) as the authors' ``DiagonalSender``: l - 1 hoisted
+  rotations of the query (the table of l rotated queries serves every group); per group all l products
+  are kept unrelinearized (size 3) and summed after the last one, then relinearized and rescaled once.
+  The client generates keys for 1..l-1, the positive powers of two from l to slots/2 and the negative
+  powers of two -1..-slots/2 (530 rotation factors at l = 512, slots = 2^14, 529 keys: -8192 and +8192
+  are one automorphism), whether or not they are used.
+- ``bsgs-diagonal``: BSGS-Diagonal (Algorithm 1, the authors' approach 8): n1 - 1 hoisted baby steps,
+  then each baby step rotated by the giant steps it needs (double hoisting: one decomposition per baby
+  step), rotQ[j n1 + b] = Rot_{j n1}(rotQ[b]); the table of l rotated queries is held, each group's
+  products go into one running accumulator; keys only for 1..n1-1 and n1, 2 n1, ...
 
-BSGS-Diagonal's table need not be held whole (:func:`streams`, :func:`streamed_scores`): the
-giant rotations of one baby step are multiplied into every group's accumulator and let go, so
-n1 + n2 rotated queries and one accumulator per group are held instead of l rotated queries. The
-rotations (with the same double hoisting), products and additions are the same; only the order
-of the additions differs.
+hepkg's variants, measured beside them as findings of their own:
+
+- ``hydia-lean``: HyDia's rotations with one running accumulator per group (l - 1 + 5 sum keys).
+- ``bsgs-streamed``: BSGS-Diagonal with its table streamed (:func:`streamed_scores`): the giant
+  rotations of one baby step are multiplied into every group's accumulator and let go, so n1 + n2
+  rotated queries and one accumulator per group are held instead of l rotated queries. The rotations
+  (with the same double hoisting), products and additions are the same; only their order differs.
+
+And ``bsgs-textbook``, single-hoisted grouped BSGS (Eq. 3-4, Table 5's comparison): the n1 baby steps
+only; per group and giant step j, P_j = sum_b rotQ[b] * diag'_{j n1 + b} over diagonals pre-rotated by
+the enroller (:func:`~hepkg.facesearch.packing.group_diagonals` with ``prerotate_n1``), then relinearized
+and rotated by j n1: n1 stored rotated queries, (n1 - 1) + G (n2 - 1) rotations.
 """
 from __future__ import annotations
 
@@ -28,10 +33,15 @@ from contextlib import nullcontext
 
 from .packing import bsgs_shape
 
-__all__ = ["METHODS", "rotation_steps", "query_table", "group_scores", "expected_counts", "stored_queries",
-           "streams", "held_ciphertexts", "streamed_scores"]
+__all__ = ["METHODS", "AUTHORS", "VARIANT_OF", "rotation_steps", "extra_key_steps", "query_table", "group_scores",
+           "expected_counts", "stored_queries", "streams", "held_ciphertexts", "streamed_scores"]
 
-METHODS = ("hydia", "bsgs-diagonal", "bsgs-textbook")
+METHODS = ("hydia", "hydia-lean", "bsgs-diagonal", "bsgs-streamed", "bsgs-textbook")
+#: The authors' methods and the name of their approach in FastHE-Search V1.0.0 (``main <data> <approach>``).
+AUTHORS = {"hydia": "HyDia-CPU-DG (approach 5)", "bsgs-diagonal": "BSGS-CPU-DG (approach 8)"}
+#: hepkg's variants and the authors' method each one leans out.
+VARIANT_OF = {"hydia-lean": "hydia", "bsgs-streamed": "bsgs-diagonal"}
+_DIAGONAL = ("hydia", "hydia-lean")
 
 
 def _check_method(method: str) -> None:
@@ -46,22 +56,38 @@ def _giants(l: int, n1: int) -> list[int]:
 def rotation_steps(method: str, l: int, n1: int | None = None) -> list[int]:
     """The left-rotation steps the method needs keys for (HyDia: 1..l-1; BSGS: baby and giant steps)."""
     _check_method(method)
-    if method == "hydia":
+    if method in _DIAGONAL:
         return list(range(1, l))
     n1, _ = bsgs_shape(l, n1)
     return sorted(set(range(1, n1)) | set(_giants(l, n1)))
 
 
-def stored_queries(method: str, l: int, n1: int | None = None) -> int:
-    """Rotated query ciphertexts held at once (Table 5's memory column)."""
+def extra_key_steps(method: str, l: int, slots: int) -> list[int]:
+    """Keys the authors' client generates beyond the similarity's and the sum's: for ``hydia`` the positive
+    powers of two from l to slots/2 and the negative powers of two -1..-slots/2 (their standard key set);
+    none for the other methods."""
     _check_method(method)
-    return bsgs_shape(l, n1)[0] if method == "bsgs-textbook" else l
+    if method != "hydia":
+        return []
+    pos = [1 << i for i in range(slots.bit_length()) if l <= 1 << i < slots]
+    neg = [-(1 << i) for i in range(slots.bit_length()) if 1 << i < slots]
+    return pos + neg
+
+
+def stored_queries(method: str, l: int, n1: int | None = None) -> int:
+    """Rotated query ciphertexts held at once (Table 5's memory column; the streamed variant: its baby steps
+    and one baby step's giant rotations)."""
+    _check_method(method)
+    n1, n2 = bsgs_shape(l, n1)
+    return n1 if method == "bsgs-textbook" else n1 + n2 if method == "bsgs-streamed" else l
 
 
 def query_table(ctx, q, method: str, l: int, n1: int | None = None) -> list:
     """The rotated queries the method keeps for all groups: l of them (n1 for the textbook BSGS)."""
     _check_method(method)
-    if method == "hydia":
+    if method == "bsgs-streamed":
+        raise ValueError("bsgs-streamed holds no table: use streamed_scores")
+    if method in _DIAGONAL:
         rot = ctx.rotate_many(q, range(1, l))
         return [q] + [rot[i] for i in range(1, l)]
     n1, _ = bsgs_shape(l, n1)
@@ -86,9 +112,18 @@ def _sum_products(ctx, pairs, acc=None):
     return acc
 
 
-def _accumulate(ctx, pairs):
+def _held_products(ctx, pairs):
+    """sum of a * b over the pairs as the authors' HyDia computes it: every product kept (size 3), then added."""
+    prods = [ctx.mul(a, b, relin=False) for a, b in pairs]
+    acc = prods[0]
+    for prod in prods[1:]:
+        acc = ctx.add(acc, prod)
+    return acc
+
+
+def _accumulate(ctx, pairs, held: bool = False):
     """sum of a * b over the pairs, relinearized and rescaled once."""
-    return ctx.rescale(ctx.relinearize(_sum_products(ctx, pairs)))
+    return ctx.rescale(ctx.relinearize((_held_products if held else _sum_products)(ctx, pairs)))
 
 
 def _counted(diagonals, l: int):
@@ -109,11 +144,13 @@ def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | Non
     iterable: consumed one at a time, so a group streamed from disk never sits in memory whole.
     """
     _check_method(method)
+    if method == "bsgs-streamed":
+        raise ValueError("bsgs-streamed holds no table: use streamed_scores")
     diagonals = _counted(diagonals, l)
     if method != "bsgs-textbook":
         if len(table) != l:
             raise ValueError(f"{method} needs the table of l={l} rotated queries, got {len(table)}")
-        out = _accumulate(ctx, zip(table, diagonals))
+        out = _accumulate(ctx, zip(table, diagonals), held=method == "hydia")
         next(diagonals, None)  # runs the count check
         return out
     n1, n2 = bsgs_shape(l, n1)
@@ -128,23 +165,20 @@ def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | Non
     return out
 
 
-def streams(method: str, l: int, groups: int, n1: int | None = None) -> bool:
-    """Whether BSGS-Diagonal is evaluated with its table streamed: when its n1 baby steps, the n2 giant
-    rotations of one baby step and one size-3 accumulator (1.5 ciphertexts) per group are fewer
-    ciphertexts than the l of the table."""
-    if method != "bsgs-diagonal":
-        return False
-    n1, n2 = bsgs_shape(l, n1)
-    return n1 + n2 + 1.5 * groups < l
+def streams(method: str) -> bool:
+    """Whether the method streams its table (:func:`streamed_scores`) instead of holding it."""
+    _check_method(method)
+    return method == "bsgs-streamed"
 
 
 def held_ciphertexts(method: str, l: int, groups: int, n1: int | None = None) -> float:
-    """Ciphertexts the similarity holds at once beyond one group in flight: the rotated-query table, or
-    the streamed schedule's baby steps, one baby step's giant rotations and the groups' accumulators."""
-    if streams(method, l, groups, n1):
+    """Ciphertexts the similarity holds at once beyond one group in flight: the rotated-query table (and,
+    for the authors' HyDia, the l size-3 products of the group: 1.5 l ciphertexts), or the streamed
+    schedule's baby steps, one baby step's giant rotations and the groups' size-3 accumulators."""
+    if streams(method):
         n1, n2 = bsgs_shape(l, n1)
         return n1 + n2 + 1.5 * groups
-    return stored_queries(method, l, n1)
+    return stored_queries(method, l, n1) + (1.5 * l if method == "hydia" else 0)
 
 
 def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None, *, clock=None, mapper=map):
@@ -184,7 +218,7 @@ def expected_counts(method: str, l: int, groups: int, n1: int | None = None) -> 
     if method == "bsgs-textbook":
         return dict(rotate=(n1 - 1) + groups * (n2 - 1), mul_ct=groups * l, add=groups * (l - 1),
                     relinearize=groups * n2, rescale=groups * n2, hoisted_precompute=1 if n1 > 1 else 0)
-    pre = 1 if method == "hydia" else (1 if n1 > 1 else 0) + sum(1 for b in range(n1) if any(
+    pre = 1 if method in _DIAGONAL else (1 if n1 > 1 else 0) + sum(1 for b in range(n1) if any(
         g + b < l for g in _giants(l, n1)))
     return dict(rotate=l - 1, mul_ct=groups * l, add=groups * (l - 1), relinearize=groups, rescale=groups,
                 hoisted_precompute=pre)
