@@ -20,7 +20,8 @@ SINGLE = [m for m in gm.METHODS if m != "uscore"]
 
 def run(method, A, B, params=SMALL, preprocess="cloud", policy="exact", **kw):
     (m, l), n = A.shape, B.shape[1]
-    ctx = gm.gemm_context(method, m, l, n, params=params, policy=policy, preprocess=preprocess, insecure=True, **kw)
+    ctx = gm.gemm_context(method, m, l, n, backend="sim", params=params, policy=policy, preprocess=preprocess,
+                          insecure=True, **kw)
     return gm.matmul(ctx, A, B, method, preprocess=preprocess, **kw)
 
 
@@ -138,7 +139,7 @@ def test_theorem_3_5_each_partial_product_once():
 
 
 def test_roles_client_encrypts_cloud_computes_on_public_context():
-    ctx = gm.gemm_context("hegmm-en", 3, 4, 5, params=SMALL, insecure=True)
+    ctx = gm.gemm_context("hegmm-en", 3, 4, 5, params=SMALL, insecure=True, backend="sim")
     client, cloud = gm.parties(ctx)
     assert client.ctx.has_secret and not cloud.ctx.has_secret
     A, B = gm.random_operands(3, 4, 5, T, 2)
