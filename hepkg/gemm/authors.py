@@ -93,7 +93,7 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     """Alternating runs of their ``matrixMul`` and :func:`~hepkg.gemm.matmul` (each of ``variants``, name ->
     settings; :data:`VARIANTS`) on ``case`` (``'m-l-n method'``): one row per kept run with ``e2e_s``
     (the whole product, key generation excluded), ``he_s``, ``overhead`` (= e2e / he), ``correct``,
-    hepkg's ``key_bytes`` (what its cloud receives) and ``key_bytes_raw`` (its keys in SEAL's raw form), and
+    hepkg's ``key_bytes`` (what its cloud receives: SEAL's raw form, as in one process), and
     the counts (``keyswitch``: rotations' and relinearizations' key switches; the authors' rotations
     by a step s cost one key switch per signed power of two of SEAL's decomposition of s)."""
     import pandas as pd
@@ -117,15 +117,14 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
         ctx = gemm_context(method, m, l, n, params=PARAMS, preprocess="client",
                            **({} if policy is None else dict(policy=policy)))
         parties = (Client(ctx) if drop_primes is None else Client(ctx, drop_primes), Cloud(ctx.public()))
-        sizes, keys = ctx.key_sizes(), len(ctx.to_bytes())
-        keys_raw = sizes["public_key"] + sizes["relin_key"] + sizes["galois_keys"]
+        keys = len(ctx.to_bytes())
 
         def run():
             before = library_seconds()
             res = matmul(parties, A, B, method, preprocess="client")
             spent = library_seconds() - before
             return dict(lever=lever, backend=res.backend, policy=ctx.keys.policy, drop_primes=res.drop_primes,
-                        he_s=sum(spent.values()), key_bytes=keys, key_bytes_raw=keys_raw,
+                        he_s=sum(spent.values()), key_bytes=keys,
                         correct=bool(np.array_equal(res.C, want)),
                         **{k: res.ops.get(k, 0) for k in ("mul_ct", "mul_pt", "rotate", "keyswitch")})
         return run

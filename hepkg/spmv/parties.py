@@ -3,12 +3,12 @@
 Key generation. Algorithm 1 returns the encrypted result to Client A ("send ct_res to
 Client A") and lets the secret-key holder decrypt. hepkg makes Client A the key holder: it
 alone knows the chunk shapes, hence the rotation steps the aggregation needs, so it
-generates the keys (power-of-two Galois keys by default, as the paper's Pyfhel setup) and
-decrypts the result. The cloud receives the public context with the evaluation keys
-(relinearization and rotation keys); Client B, who only encrypts, receives the public key
-alone (``to_bytes(evaluation_keys=False)``); on pyfhel the keys travel zstd-compressed, the
-smallest form Pyfhel writes. Nobody but A holds the secret key. As in the
-paper's semi-honest model, A must not see B's ciphertexts (they go to the cloud only) and
+generates the keys (one Galois key per step by default; ``policy='pow2'``: power-of-two keys,
+as the paper's Pyfhel setup) and decrypts the result. The cloud receives the public context
+with the evaluation keys (relinearization and rotation keys); Client B, who only encrypts,
+receives the public key alone (``to_bytes(evaluation_keys=False)``); on pyfhel the keys travel
+zstd-compressed, the smallest form Pyfhel writes. Nobody but A holds the secret key. As in
+the paper's semi-honest model, A must not see B's ciphertexts (they go to the cloud only) and
 nobody colludes.
 
 Messages and what each party learns (Sec. 3.3):

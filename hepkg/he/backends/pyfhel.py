@@ -20,8 +20,9 @@ SEAL level (products increment it), so a ciphertext's level is read from its siz
 SEAL refuses "transparent" results (x - x, a product with an all-zero plaintext); those
 become fresh encryptions of zero. Ciphertexts are serialized uncompressed (``compr_mode="none"``),
 so their byte sizes are SEAL's raw sizes; the public keys go out in :attr:`PyfhelContext.key_compression`
-(zstd by default: the smallest form Pyfhel writes, 17% below raw; Pyfhel 3.5 makes its keys with
-SEAL's unseeded ``create_*_keys(out)`` and cannot export seeded ones). Loading reads either form.
+('none', or 'zstd': the smallest form Pyfhel writes, 17% below raw at N = 8192, for a party that ships
+them; Pyfhel 3.5 makes its keys with SEAL's unseeded ``create_*_keys(out)`` and cannot export seeded
+ones). Loading reads either form.
 
 Roles: Pyfhel dereferences a missing secret key (SIGSEGV) when a public object decrypts or
 measures noise, so a public context holds its Pyfhel object behind :class:`_Public`, which
@@ -115,9 +116,9 @@ class PyfhelContext(Context):
         self._data_primes = len(self.params.qi_bits) - 1
         self._scale = 2.0 ** self.params.scale_bits if self.scheme == "ckks" else 1.0
 
-    #: How :meth:`to_bytes` serializes the keys: 'zstd' (the smallest Pyfhel writes) or 'none' (SEAL's raw
-    #: form: more bytes, less time to write and read). A class default; set it on a context to change one.
-    key_compression = "zstd"
+    #: How :meth:`to_bytes` serializes the keys: 'none' (SEAL's raw form: the fastest to write and read, for
+    #: ``public()`` in one process) or 'zstd' (the smallest Pyfhel writes, for keys sent to another party).
+    key_compression = "none"
 
     def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         he, mode = self._he, self.key_compression
