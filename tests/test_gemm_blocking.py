@@ -7,6 +7,8 @@ import pytest
 import hepkg.gemm as gm
 import hepkg.he as he
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 SMALL = he.ParamSet(name="test-gemm-1024", scheme="bfv", n=1024, plain_modulus=T, qi_bits=(30, 30, 30), depth=3,
                     source="hepkg gemm tests")

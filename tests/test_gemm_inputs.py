@@ -8,6 +8,8 @@ import hepkg.gemm as gm
 import hepkg.he as he
 from hepkg.he.errors import SchemeError
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 
 

@@ -10,6 +10,8 @@ import hepkg.gemm as gm
 import hepkg.he as he
 from hepkg.he.errors import MissingRotationKey, SecretKeyRequired
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 #: a small ring (512 slots per row) keeps sim fast and makes the slot limits bite at small shapes
 SMALL = he.ParamSet(name="test-gemm-1024", scheme="bfv", n=1024, plain_modulus=T, qi_bits=(30, 30, 30), depth=3,

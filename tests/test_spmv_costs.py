@@ -8,6 +8,8 @@ import scipy.sparse as sp
 from hepkg.spmv import (CSSC, TABLE2, ClientA, generate_chunks, run_cssc, table2_formula, table2_rows, table3_bound,
                         table3_formula, table3_rows)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 
 def skewed(rows, cols, seed):
     """Row lengths from a power law, as in the paper's graphs."""

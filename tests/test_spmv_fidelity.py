@@ -7,6 +7,8 @@ import hepkg.he as he
 from hepkg.spmv import run_cssc, run_diagonal, run_rowwise
 from hepkg.spmv.diagonal import dense_pattern, diagonal_offsets, diagonal_predicted_ops
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise}
 
 

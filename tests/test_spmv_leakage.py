@@ -9,6 +9,8 @@ from hepkg.he.errors import EncodingError, MissingKeyError
 from hepkg.spmv import (ClientA, ClientB, FixedPoint, capacity, messages, run_cssc, run_diagonal, run_rowwise,
                         vector_bound)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise}
 BFV = he.get_params("bfv-8192-spmv")
 

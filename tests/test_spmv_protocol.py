@@ -13,6 +13,8 @@ from hepkg.spmv import messages
 from hepkg.spmv import (CSSC, ClientA, ClientB, Cloud, FixedPoint, generate_chunks, predicted_ops, run_cssc,
                         table3_formula, table3_rows)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 SETTINGS = settings(max_examples=15, deadline=None)
 #: period 512: row blocks and many chunks with small matrices (sim only: insecure)
 TOY = ParamSet(name="test-bfv-1024-d2", scheme="bfv", n=1024, plain_modulus=65537, qi_bits=(30, 30, 30), depth=2)
