@@ -17,8 +17,8 @@ KEYS = ("mul_ct", "mul_pt", "rotate", "add")
 
 def run(method, m, l, n, blocking, params=SMALL, preprocess="cloud", seed=0):
     A, B = gm.random_operands(m, l, n, T, seed, max_abs=5)
-    ctx = gm.gemm_context(method, m, l, n, backend="sim", params=params, blocking=blocking, preprocess=preprocess,
-                          insecure=True)
+    ctx = gm.gemm_context(method, m, l, n, backend="sim", params=params, policy="exact", blocking=blocking,
+                          preprocess=preprocess, insecure=True)
     res = gm.matmul(ctx, A, B, method, blocking=blocking, preprocess=preprocess)
     assert np.array_equal(res.C, A @ B), (method, m, l, n, blocking)
     return res

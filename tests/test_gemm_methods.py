@@ -183,3 +183,13 @@ def test_e2dm_r_applicability():
         gm.e2dm_r_shape(64, 16, 64, 4096)                             # Table 7: N/A
     with pytest.raises(gm.NotApplicable, match="5184"):
         gm.e2dm_r_shape(36, 64, 64, 4096)                             # Sec. 4.4: 36 x 64 -> 72 x 72
+
+
+def test_the_default_keys_are_exact_only_where_fewer_or_cheaper():
+    # HEGMM-En: 47 exact keys against 17 power-of-two ones, but 48 key switches against 72
+    assert gm.key_policy(gm.make_plan("hegmm-en", 16, 64, 64, 4096, preprocess="client"), "bfv-8192-t20") == "exact"
+    # Huang: 69 exact keys against 17, and the same 448 key switches: the power-of-two set
+    huang = gm.make_plan("huang", 16, 64, 64, 4096, preprocess="client")
+    assert gm.key_policy(huang, "bfv-8192-t20") == "pow2"
+    assert gm.gemm_context("huang", 16, 64, 64, backend="sim", preprocess="client").keys.policy == "pow2"
+    assert gm.key_policy(gm.make_plan("hegmm-en", 4, 6, 3, 4096), "bfv-8192-t20") == "exact"  # 7 keys, not 8

@@ -4,7 +4,8 @@ Roles are kept honest: the :class:`Client` holds the secret context, encodes and
 the operands and decrypts the result; the :class:`Cloud` holds only the public evaluation
 context (it refuses one that can decrypt) and sees serialized ciphertexts. Both derive the
 same public plan from the shapes. Defaults: :func:`gemm_context` builds a Pyfhel context at the
-128-bit ``bfv-8192-default`` with one Galois key per rotation step the plan uses, and the
+128-bit ``bfv-8192-default`` with one Galois key per rotation step the plan uses where that is fewer
+keys or fewer key switches than SEAL's power-of-two set (:func:`key_policy`), and the
 :class:`Client` drops the data primes the product's noise leaves room for (``drop_primes='auto'``).
 A context on the ``sim`` backend offers no privacy (its "ciphertexts" are cleartext slots, for op
 counts and tests): the client warns; results record the backend.
@@ -20,6 +21,7 @@ import numpy as np
 
 import hepkg.he as he
 from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired, warn_if_sim
+from hepkg.he.keys import RotationKeys
 from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
 
 from .blocking import PARTITIONS, Blocking, blocked_plan, plan_blocking, uscore_block
@@ -107,16 +109,36 @@ def rotation_steps(method: str, m: int, l: int, n: int, *, params="bfv-8192-defa
                      order=order, baseline=baseline).rotation_steps()
 
 
+def key_policy(plan, params) -> str:
+    """'exact' where one key per step is no more keys than the power-of-two set, or costs the plan fewer key
+    switches (counted by a dry run on ``sim``); else 'pow2' (e.g. Huang's plan: as many key switches)."""
+    steps = plan.rotation_steps()
+    params = he.get_params(params)
+    if len(RotationKeys("exact", steps, plan.period)) <= len(RotationKeys("pow2", steps, plan.period)):
+        return "exact"
+    (m, l, n), switches = plan.shape, {}
+    for policy in ("pow2", "exact"):
+        ctx = he.context("sim", params, rotations=steps, policy=policy, insecure=True)
+        cts = {name: ctx.encrypt(v) for name, v in plan.encode(np.zeros((m, l), int), np.zeros((l, n), int)).items()}
+        with ctx.counting() as ops:
+            plan.run(ctx, cts)
+        switches[policy] = ops.as_dict()["keyswitch"]
+    return "exact" if switches["exact"] < switches["pow2"] else "pow2"
+
+
 def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "pyfhel", params="bfv-8192-default",
-                 policy: str = "exact", preprocess: str = "cloud", blocking=None, order: str = "F",
+                 policy: str = "auto", preprocess: str = "cloud", blocking=None, order: str = "F",
                  insecure: bool = False, baseline: str = "hepkg"):
     """A secret context holding exactly the rotation keys this product needs (or their pow2 parts).
 
-    Pyfhel by default; ``backend='sim'`` offers no privacy (for op counts and tests).
+    Pyfhel by default; ``backend='sim'`` offers no privacy (for op counts and tests). ``policy``: 'auto'
+    (the default, :func:`key_policy`), 'exact' or 'pow2'.
     """
-    steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order,
-                           baseline=baseline)
-    return he.context(backend, params, rotations=steps, policy=policy, insecure=insecure)
+    plan = make_plan(method, m, l, n, he.get_params(params).n // 2, preprocess=preprocess, blocking=blocking,
+                     order=order, baseline=baseline)
+    if policy == "auto":
+        policy = key_policy(plan, params)
+    return he.context(backend, params, rotations=plan.rotation_steps(), policy=policy, insecure=insecure)
 
 
 # ----------------------------------------------------------------------------- input checks
