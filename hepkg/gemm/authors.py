@@ -40,8 +40,9 @@ PARAMS = "bfv-8192-t20"
 SHAPES = ((16, 64, 64), (64, 16, 64), (64, 64, 16), (30, 50, 20))
 #: hepkg's sides: name -> the context's key policy and the client's dropped primes (None: the default of
 #: gemm_context / Client). The authors' settings (SEAL's power-of-two keys, each rotation composed; no
-#: prime dropped), each lever alone on them, and hepkg's defaults (exact keys, the primes the noise
-#: allows: one of SEAL's 4 here). Key transfer is outside both sides' timer; its bytes are recorded.
+#: prime dropped), each lever alone on them, and hepkg's defaults (exact keys where fewer or cheaper,
+#: :func:`hepkg.gemm.key_policy`; the primes the noise allows: one of SEAL's 4 here). Key transfer is
+#: outside both sides' timer; its bytes are recorded.
 VARIANTS = {
     "hepkg authors' settings": dict(lever="none", policy="pow2", drop_primes=0),
     "hepkg exact keys": dict(lever="exact keys", policy="exact", drop_primes=0),
