@@ -11,13 +11,13 @@ from hepkg.bench.versus import MissingCheckout, find_checkout, import_script, su
 
 pyfhel = pytest.importorskip("Pyfhel")
 
-# A stand-in for the authors' main.py: a module-level context and cipherSize, a run() that halves cipherSize
-# (as theirs does) and computes A @ v row by row with products, then rotations and a decryption in a helper
-# module's totalSum (as theirs).
+# A stand-in for the authors' main.py: a module-level context and cipherSize, a run() that preprocesses the
+# matrix with a helper's process_matrix, halves cipherSize (as theirs does) and computes A @ v row by row with
+# products, then rotations and a decryption in the helper's totalSum (as theirs).
 STAND_IN = textwrap.dedent("""
     import numpy as np
     import ssgetpy_like_downloader   # stubbed: not installed
-    from helper import totalSum
+    from helper import process_matrix, totalSum
     HE = None
     cipherSize = 2 ** 13
 
@@ -25,6 +25,7 @@ STAND_IN = textwrap.dedent("""
         global cipherSize
         cipherSize = int(cipherSize / 2)
         assert cipherSize == HE.n // 2, "cipherSize was not reset"
+        matrix = process_matrix(matrix)
         width = 1 << (matrix.shape[1] - 1).bit_length()
         v = HE.encrypt(np.array(list(vector) + [0] * (width - len(vector)), dtype=np.int64))
         out = []
@@ -35,6 +36,12 @@ STAND_IN = textwrap.dedent("""
         return out
 """)
 HELPER = textwrap.dedent("""
+    import time
+
+    def process_matrix(matrix):
+        time.sleep(0.01)
+        return matrix
+
     def totalSum(HE, ct, width):
         step = 1
         while step < width:
@@ -91,7 +98,8 @@ def test_run_authors_times_their_cloud_and_checks_their_result(checkout):
     assert lib.calls["multiply"] == 6 and lib.calls["relinearize"] == 6 and lib.calls["decrypt"] == 6
     assert lib.rotations == {1: 6, 2: 6}
     assert 0 < t["cloud_s"] < t["total_s"] and 0 < t["he_s"] < t["total_s"]
-    assert mod.totalSum.__module__ == "helper"  # their function is put back
+    assert 0.01 <= t["preprocess_s"] < t["total_s"] - t["cloud_s"]  # their process_matrix, timed apart
+    assert mod.totalSum.__module__ == "helper" and mod.process_matrix.__module__ == "helper"  # put back
 
 
 def test_authors_context_refuses_a_set_their_script_cannot_build():
@@ -114,6 +122,13 @@ def test_summarize_gives_ratios_with_their_spread_and_a_verdict():
     assert slow.ratio == pytest.approx(2.02 / 4.0) and slow.verdict == "greater"
     alone = summarize(pd.DataFrame([r for r in rows if r["side"] == "hepkg"]))
     assert "ratio" not in alone and alone.side_correct.all()
+    arms = pd.DataFrame(rows + [dict(r, side="hepkg base", e2e_s=3.0, lever="none")
+                                for r in rows if r["side"] == "hepkg"])
+    arms["lever"] = arms.lever.fillna("a lever")
+    gain = summarize(arms, base="hepkg base").set_index(["side", "quantity"])
+    assert gain.loc[("hepkg", "e2e_s"), "gain"] == pytest.approx(3.0 / 1.02)
+    assert gain.loc[("hepkg", "e2e_s"), "lever"] == "a lever"
+    assert gain.loc[("hepkg base", "e2e_s"), "gain"] == 1.0
     hydia = summarize(pd.DataFrame([dict(r, side="hydia" if r["side"] == "authors" else r["side"]) for r in rows]),
                       reference="hydia")
     assert hydia.set_index("quantity").loc["e2e_s", "ratio"] == pytest.approx(2.02 / 1.02)
@@ -124,8 +139,18 @@ def test_the_spmv_section_runs_hepkg_alone_without_a_checkout():
 
     runs = authors.versus_run("arc130", None, reps=1)
     assert list(runs.side) == list(authors.VARIANTS) and runs.correct.all()
-    assert runs.set_index("side").loc["hepkg", "drop_primes"] == 2
-    assert (runs.e2e_s > runs.cloud_s).all() and (runs.overhead >= 1).all()
+    by = runs.set_index("side")
+    base, defaults = by.loc["hepkg authors' settings"], by.loc["hepkg"]  # the defaults: run_cssc(matrix, vector)
+    assert (defaults.backend, defaults.policy, defaults.drop_primes) == ("pyfhel", "exact", 2)
+    assert (base.policy, base.drop_primes, by.loc["hepkg prime dropping", "drop_primes"]) == ("pow2", 0, 2)
+    # each lever lightens the keys or not; the defaults ship the fewest bytes
+    assert by.loc["hepkg exact keys", "key_bytes_cloud"] < base.key_bytes_cloud
+    assert by.loc["hepkg light keys", "key_bytes_cloud"] < 0.9 * base.key_bytes_cloud
+    assert by.loc["hepkg light keys", "key_bytes_b"] < base.key_bytes_b
+    assert by.loc["hepkg prime dropping", "key_bytes_cloud"] == base.key_bytes_cloud
+    assert runs.key_bytes_cloud.min() == defaults.key_bytes_cloud
+    assert (runs[["key_s_a", "key_s_cloud", "key_s_b"]] > 0).all().all()
+    assert (runs.e2e_pre_s > runs.e2e_s).all() and (runs.e2e_s > runs.cloud_s).all() and (runs.overhead >= 1).all()
     exact = runs[runs.policy == "exact"]
     assert (exact.keyswitch == exact.rotate + exact.mul_ct).all()  # one key switch per rotation, per product
     assert (runs.rotate == runs.rotate.iloc[0]).all()
@@ -188,9 +213,13 @@ def test_the_gemm_section_runs_hepkg_alone_without_a_checkout():
 
     runs = authors.versus_run("4-6-3 hegmm-en", None, reps=1)
     assert list(runs.side) == list(authors.VARIANTS) and runs.correct.all() and (runs.status == "ok").all()
-    low, exact, pow2 = (runs.set_index("side").loc[s] for s in ("hepkg", "hepkg exact keys", "hepkg pow2 keys"))
+    by = runs.set_index("side")
+    low, exact, pow2, drop = (by.loc[s] for s in ("hepkg", "hepkg exact keys", "hepkg authors' settings",
+                                                  "hepkg prime dropping"))
     assert exact.rotate == pow2.rotate and exact.keyswitch <= pow2.keyswitch and exact.mul_ct == 3
-    assert low.drop_primes == 1 and exact.drop_primes == 0 and low.rotate == exact.rotate
+    assert (low.backend, low.policy, low.drop_primes) == ("pyfhel", "exact", 1)  # gemm_context + Client defaults
+    assert exact.drop_primes == pow2.drop_primes == 0 and drop.drop_primes == 1 and low.rotate == exact.rotate
+    assert exact.key_bytes < pow2.key_bytes  # 7 exact keys against 8 power-of-two ones here
     assert (runs.overhead >= 1).all()
 
 

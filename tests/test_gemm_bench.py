@@ -6,6 +6,8 @@ import pytest
 
 from hepkg.gemm import bench
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 
 def runs_of(products, reps=3, **kw):
     return pd.DataFrame([r for g in bench.groups(products, reps, backend="sim", **kw) for r in bench.measure_group(g)])

@@ -7,6 +7,8 @@ import pytest
 import hepkg.gemm as gm
 import hepkg.he as he
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 SMALL = he.ParamSet(name="test-gemm-1024", scheme="bfv", n=1024, plain_modulus=T, qi_bits=(30, 30, 30), depth=3,
                     source="hepkg gemm tests")
@@ -15,7 +17,8 @@ KEYS = ("mul_ct", "mul_pt", "rotate", "add")
 
 def run(method, m, l, n, blocking, params=SMALL, preprocess="cloud", seed=0):
     A, B = gm.random_operands(m, l, n, T, seed, max_abs=5)
-    ctx = gm.gemm_context(method, m, l, n, params=params, blocking=blocking, preprocess=preprocess, insecure=True)
+    ctx = gm.gemm_context(method, m, l, n, backend="sim", params=params, policy="exact", blocking=blocking,
+                          preprocess=preprocess, insecure=True)
     res = gm.matmul(ctx, A, B, method, blocking=blocking, preprocess=preprocess)
     assert np.array_equal(res.C, A @ B), (method, m, l, n, blocking)
     return res

@@ -8,6 +8,8 @@ import hepkg.gemm as gm
 import hepkg.he as he
 from hepkg.he.errors import SchemeError
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 
 
@@ -44,7 +46,7 @@ def test_product_overflow_raises_or_warns(ctx):
         res = gm.matmul(ctx, A, B, on_overflow="warn")
     assert np.array_equal(res.C, gm.centered(A @ B, T)) and not np.array_equal(res.C, A @ B)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", gm.ProductOverflowWarning)
         gm.matmul(ctx, A, B, on_overflow="ignore")
     with pytest.raises(ValueError, match="on_overflow"):
         gm.matmul(ctx, A, B, on_overflow="clip")
@@ -86,13 +88,17 @@ def test_the_client_may_drop_primes_and_decryption_refuses_an_exhausted_budget()
 
     pytest.importorskip("Pyfhel")
     A, B = np.arange(12).reshape(3, 4) % 5, np.arange(8).reshape(4, 2) % 3
-    ctx = gm.gemm_context("hegmm-en", 3, 4, 2, backend="pyfhel", params="bfv-8192-t20", preprocess="client")
+    ctx = gm.gemm_context("hegmm-en", 3, 4, 2, params="bfv-8192-t20", preprocess="client")  # Pyfhel by default
+    assert ctx.backend == "pyfhel"
     low = gm.matmul((Client(ctx, drop_primes=1), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
-    top = gm.matmul((Client(ctx), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
+    top = gm.matmul((Client(ctx, drop_primes=0), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
     assert np.array_equal(low.C, A @ B) and low.upload_bytes < top.upload_bytes
+    auto = gm.matmul(ctx, A, B, "hegmm-en", preprocess="client")  # the default drops what the noise allows: 1
+    assert np.array_equal(auto.C, A @ B) and (auto.drop_primes, top.drop_primes) == (1, 0)
+    assert auto.upload_bytes == low.upload_bytes
     with pytest.raises(he.NoiseBudgetExhausted):
         gm.matmul((Client(ctx, drop_primes=2), Cloud(ctx.public())), A, B, "hegmm-en", preprocess="client")
     with pytest.raises(ValueError, match="drop_primes"):
-        Client(gm.gemm_context("hegmm-en", 3, 4, 2), drop_primes=1)  # sim reports no noise budget
+        Client(gm.gemm_context("hegmm-en", 3, 4, 2, backend="sim"), drop_primes=1)  # sim reports no noise budget
     with pytest.raises(ValueError, match="non-negative integer"):
         Client(ctx, drop_primes=-1)

@@ -10,6 +10,8 @@ import hepkg.gemm as gm
 import hepkg.he as he
 from hepkg.he.errors import MissingRotationKey, SecretKeyRequired
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 T = 65537
 #: a small ring (512 slots per row) keeps sim fast and makes the slot limits bite at small shapes
 SMALL = he.ParamSet(name="test-gemm-1024", scheme="bfv", n=1024, plain_modulus=T, qi_bits=(30, 30, 30), depth=3,
@@ -20,7 +22,8 @@ SINGLE = [m for m in gm.METHODS if m != "uscore"]
 
 def run(method, A, B, params=SMALL, preprocess="cloud", policy="exact", **kw):
     (m, l), n = A.shape, B.shape[1]
-    ctx = gm.gemm_context(method, m, l, n, params=params, policy=policy, preprocess=preprocess, insecure=True, **kw)
+    ctx = gm.gemm_context(method, m, l, n, backend="sim", params=params, policy=policy, preprocess=preprocess,
+                          insecure=True, **kw)
     return gm.matmul(ctx, A, B, method, preprocess=preprocess, **kw)
 
 
@@ -138,7 +141,7 @@ def test_theorem_3_5_each_partial_product_once():
 
 
 def test_roles_client_encrypts_cloud_computes_on_public_context():
-    ctx = gm.gemm_context("hegmm-en", 3, 4, 5, params=SMALL, insecure=True)
+    ctx = gm.gemm_context("hegmm-en", 3, 4, 5, params=SMALL, insecure=True, backend="sim")
     client, cloud = gm.parties(ctx)
     assert client.ctx.has_secret and not cloud.ctx.has_secret
     A, B = gm.random_operands(3, 4, 5, T, 2)
@@ -180,3 +183,13 @@ def test_e2dm_r_applicability():
         gm.e2dm_r_shape(64, 16, 64, 4096)                             # Table 7: N/A
     with pytest.raises(gm.NotApplicable, match="5184"):
         gm.e2dm_r_shape(36, 64, 64, 4096)                             # Sec. 4.4: 36 x 64 -> 72 x 72
+
+
+def test_the_default_keys_are_exact_only_where_fewer_or_cheaper():
+    # HEGMM-En: 47 exact keys against 17 power-of-two ones, but 48 key switches against 72
+    assert gm.key_policy(gm.make_plan("hegmm-en", 16, 64, 64, 4096, preprocess="client"), "bfv-8192-t20") == "exact"
+    # Huang: 69 exact keys against 17, and the same 448 key switches: the power-of-two set
+    huang = gm.make_plan("huang", 16, 64, 64, 4096, preprocess="client")
+    assert gm.key_policy(huang, "bfv-8192-t20") == "pow2"
+    assert gm.gemm_context("huang", 16, 64, 64, backend="sim", preprocess="client").keys.policy == "pow2"
+    assert gm.key_policy(gm.make_plan("hegmm-en", 4, 6, 3, 4096), "bfv-8192-t20") == "exact"  # 7 keys, not 8

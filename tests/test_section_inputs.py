@@ -60,25 +60,25 @@ def test_spmv_matrix_entry_beyond_t_raises(backend, value):
 def test_spmv_fixed_point_checks_scaled_values_exactly():
     huge = np.array([2 ** 64 - 5, 1, 1], dtype=np.uint64)
     with pytest.raises(EncodingError, match=rf"vector \(times scale 2\) has values in \[2.0, 3.68.*\], {T_RANGE}"):
-        run_cssc(M, huge, encoding=FixedPoint(vector_scale=2))
+        run_cssc(M, huge, encoding=FixedPoint(vector_scale=2), backend="sim")
     with pytest.raises(EncodingError, match=rf"vector \(times scale 4\) has values in \[4.0, inf\], {T_RANGE}"):
-        run_cssc(M, np.array([1e308, 1.0, 1.0]), encoding=FixedPoint(vector_scale=4))
+        run_cssc(M, np.array([1e308, 1.0, 1.0]), encoding=FixedPoint(vector_scale=4), backend="sim")
     with pytest.raises(EncodingError, match=r"matrix \(times scale 1e\+06\) has values in \[-5000000.0, 4000000.0\]"):
-        ClientA(M, encoding=FixedPoint(matrix_scale=1e6))
+        ClientA(M, encoding=FixedPoint(matrix_scale=1e6), backend="sim")
 
 
 def test_spmv_ckks_range_is_checked_before_the_cast():
     with pytest.raises(EncodingError, match=r"\[1, 18446744073709551611\], outside the range \[-524288, 524288\] "
                                             r"that CKKS ckks-8192-small"):
-        run_cssc(M, np.array([2 ** 64 - 5, 1, 1], dtype=np.uint64), params="ckks-8192-small")
+        run_cssc(M, np.array([2 ** 64 - 5, 1, 1], dtype=np.uint64), params="ckks-8192-small", backend="sim")
 
 
 def test_spmv_duplicate_entries_sum_exactly():
     dup = sp.coo_matrix((np.array([200, 100, 7], dtype=np.uint8), ([0, 0, 1], [0, 0, 1])), shape=(2, 2))
-    np.testing.assert_array_equal(run_cssc(dup, np.array([1, 2])).y, [300, 14])  # uint8 summed to 44
+    np.testing.assert_array_equal(run_cssc(dup, np.array([1, 2]), backend="sim").y, [300, 14])  # uint8 summed to 44
     big = sp.coo_matrix((np.full(2, 2 ** 63 - 1), ([0, 0], [0, 0])), shape=(2, 2))
     with pytest.raises(EncodingError, match="duplicate entries.*leave int64"):
-        run_cssc(big, np.ones(2, dtype=np.int64))
+        run_cssc(big, np.ones(2, dtype=np.int64), backend="sim")
 
 
 # ------------------------------------------------------------------ gemm: exact range checks
@@ -117,13 +117,13 @@ def leaky_load_context(monkeypatch):
 
 
 def test_spmv_parties_from_public_bytes_hold_no_secret():
-    a = ClientA(M, params=SPMV_PARAMS)
+    a = ClientA(M, params=SPMV_PARAMS, backend="sim")
     assert not Cloud(a.public_context()).ctx.has_secret
     assert not ClientB(np.ones(3, dtype=np.int64), a.public_context(), a.column_index_message()).ctx.has_secret
 
 
 def test_spmv_cloud_and_client_b_refuse_a_secret_context(leaky_load_context):
-    a = ClientA(M, params=SPMV_PARAMS)
+    a = ClientA(M, params=SPMV_PARAMS, backend="sim")
     with pytest.raises(SecretContextRefused, match="the spmv cloud"):
         Cloud(a.public_context())
     with pytest.raises(SecretContextRefused, match="Client B"):

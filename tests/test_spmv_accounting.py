@@ -12,6 +12,8 @@ import hepkg.he as he
 from hepkg.spmv import (PHASES, PhaseClock, diagonal, encoding, parties, result, rowwise, run_cssc, run_diagonal,
                         run_rowwise)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "diagonal-dense": functools.partial(run_diagonal, dense=True),
         "rowwise": run_rowwise}
 M = sp.random(120, 90, density=0.06, format="csr", random_state=4, data_rvs=lambda n: np.ones(n, int)).astype(int)

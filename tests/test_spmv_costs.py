@@ -8,6 +8,8 @@ import scipy.sparse as sp
 from hepkg.spmv import (CSSC, TABLE2, ClientA, generate_chunks, run_cssc, table2_formula, table2_rows, table3_bound,
                         table3_formula, table3_rows)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 
 def skewed(rows, cols, seed):
     """Row lengths from a power law, as in the paper's graphs."""
@@ -50,8 +52,8 @@ def test_table3_rotations_restated_with_key_switches(cols):
     """One chunk of c columns: floor(log2 c) + popcount(c) - 1 rotations. Table 3's log2 c holds for powers of
     two; the restated bound 2 floor(log2 c) always, reached at c = 2^k - 1; key switches are reported beside."""
     m = sp.csr_matrix(np.ones((4, cols), dtype=np.int64))
-    res = run_cssc(m, np.ones(cols, dtype=np.int64))
-    plan = ClientA(m).plan
+    res = run_cssc(m, np.ones(cols, dtype=np.int64), backend="sim", policy="pow2")
+    plan = ClientA(m, backend="sim").plan
     rows = {r["op"]: r for r in table3_rows(plan, res.cloud_ops)}
     assert list(rows) == ["mul_ct", "mul_pt", "rotate", "keyswitch", "add", "depth"]
     assert all(r["measured"] == r["predicted"] for r in rows.values())
@@ -66,8 +68,8 @@ def test_table3_rotations_restated_with_key_switches(cols):
 def test_table3_bound_holds_on_many_chunks():
     for seed, layout in ((0, "row"), (1, "both"), (2, "row")):
         m = skewed(5000, 3000, seed)
-        plan = ClientA(m, layout=layout).plan
-        res = run_cssc(m, np.ones(3000, dtype=np.int64), layout=layout)
+        plan = ClientA(m, layout=layout, backend="sim").plan
+        res = run_cssc(m, np.ones(3000, dtype=np.int64), layout=layout, backend="sim", policy="pow2")
         assert np.array_equal(res.y, m @ np.ones(3000, dtype=np.int64))
         bound = table3_bound(plan.n_ct, plan.c_max)
         assert all(res.cloud_ops[op] <= b for op, b in bound.items()), (res.cloud_ops, bound)
@@ -82,7 +84,8 @@ def test_arc130_exceeds_table3_rotations():
     except datasets.MatrixNotFound:
         pytest.skip("arc130 not available offline")
     m = (sp.csr_matrix(m) != 0).astype(np.int64)
-    plan = ClientA(m).plan
-    rows = {r["op"]: r for r in table3_rows(plan, run_cssc(m, np.ones(130, dtype=np.int64)).cloud_ops)}
+    plan = ClientA(m, backend="sim").plan
+    res = run_cssc(m, np.ones(130, dtype=np.int64), backend="sim", policy="pow2")
+    rows = {r["op"]: r for r in table3_rows(plan, res.cloud_ops)}
     assert rows["rotate"]["measured"] == 11 > rows["rotate"]["paper_formula"] and 11 <= rows["rotate"]["bound"]
     assert rows["keyswitch"]["measured"] > rows["rotate"]["measured"]

@@ -7,12 +7,14 @@ import hepkg.he as he
 from hepkg.spmv import run_cssc, run_diagonal, run_rowwise
 from hepkg.spmv.diagonal import dense_pattern, diagonal_offsets, diagonal_predicted_ops
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise}
 
 
 @pytest.mark.parametrize("method", RUNS)
 def test_all_zero_matrix_gives_a_zero_vector(method):
-    res = RUNS[method](sp.csr_matrix((5, 4), dtype=np.int64), np.arange(4))
+    res = RUNS[method](sp.csr_matrix((5, 4), dtype=np.int64), np.arange(4), backend="sim")
     assert res.y.tolist() == [0] * 5 and res.info["n_ct"] == 0 and res.backend == "sim"
     with pytest.raises(ValueError, match="dimension mismatch"):
         RUNS[method](sp.csr_matrix((5, 4), dtype=np.int64), np.arange(3))

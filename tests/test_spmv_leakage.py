@@ -9,6 +9,8 @@ from hepkg.he.errors import EncodingError, MissingKeyError
 from hepkg.spmv import (ClientA, ClientB, FixedPoint, capacity, messages, run_cssc, run_diagonal, run_rowwise,
                         vector_bound)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 RUNS = {"cssc": run_cssc, "diagonal": run_diagonal, "rowwise": run_rowwise}
 BFV = he.get_params("bfv-8192-spmv")
 
@@ -24,7 +26,7 @@ def test_a_to_b_message_depends_on_the_pattern_only():
     """Same pattern, other values (row sums 1x to 9x): byte-identical A -> B messages."""
     ones, heavy = pattern(), pattern(values=lambda n: np.random.default_rng(1).integers(-9, 10, n) | 1)
     assert abs(heavy).sum(axis=1).max() > 3 * ones.sum(axis=1).max()
-    a, b = ClientA(ones), ClientA(heavy)
+    a, b = ClientA(ones, backend="sim"), ClientA(heavy, backend="sim")
     assert a.column_index_message() == b.column_index_message()
     meta, arrays, blobs = messages.unpack(a.column_index_message(), "spmv/column-index")
     assert set(meta) == {"plan", "drop_primes", "encoding"} and set(arrays) == {"CI", "CP"} and not blobs
@@ -45,7 +47,7 @@ def test_default_bound_is_public_and_exact(longest_row):
 
 def test_client_b_derives_the_bound_from_what_it_receives():
     m = pattern()
-    a = ClientA(m)
+    a = ClientA(m, backend="sim")
     b = ClientB(np.full(70, 3), a.encryption_context(), a.column_index_message())
     longest = int(m.getnnz(axis=1).max())
     assert b.vector_bound == a.vector_bound == vector_bound(BFV, FixedPoint(), longest)
@@ -57,7 +59,7 @@ def test_the_papers_wide_matrices_keep_a_bound():
     """More columns than t/2 (cca has 49152): a bound from the shape would admit no vector, L's does."""
     m = sp.random(200, 49152, density=0.0002, format="csr", random_state=3, data_rvs=lambda n: np.ones(n, int))
     v = np.random.default_rng(3).integers(-3, 4, 49152)
-    assert np.array_equal(run_cssc(m.astype(np.int64), v).y, m @ v)
+    assert np.array_equal(run_cssc(m.astype(np.int64), v, backend="sim").y, m @ v)
 
 
 @pytest.mark.parametrize("method", RUNS)
@@ -75,7 +77,7 @@ def test_client_a_refuses_a_matrix_that_could_overflow(method):
 
 def test_client_b_cannot_evaluate():
     """B's context (to_bytes(evaluation_keys=False)) encrypts, but holds no relinearization or rotation key."""
-    a = ClientA(pattern())
+    a = ClientA(pattern(), backend="sim")
     b = ClientB(np.ones(70, dtype=np.int64), a.encryption_context(), a.column_index_message())
     ct = b.ctx.encrypt(np.arange(4))
     assert not b.ctx.has_secret and not b.ctx.keys.steps and len(a.encryption_context()) < len(a.public_context())

@@ -22,7 +22,7 @@ def cloud_peak(n: int):
     """(chunks, peak of the cloud's evaluation, bytes of both messages) for an n x n matrix on sim."""
     m = sp.random(n, n, density=0.02, format="csr", random_state=2, data_rvs=lambda k: np.ones(k, int))
     v = np.ones(n, dtype=np.int64)
-    a = ClientA(m)
+    a = ClientA(m, backend="sim")
     b = ClientB(v, a.encryption_context(), a.column_index_message())
     a_msg, b_msg = a.matrix_message(), b.vector_message()
     cloud = Cloud(a.public_context())

@@ -13,6 +13,8 @@ from hepkg.spmv import messages
 from hepkg.spmv import (CSSC, ClientA, ClientB, Cloud, FixedPoint, generate_chunks, predicted_ops, run_cssc,
                         table3_formula, table3_rows)
 
+pytestmark = pytest.mark.filterwarnings("ignore::hepkg.he.errors.NoPrivacyWarning")  # sim on purpose
+
 SETTINGS = settings(max_examples=15, deadline=None)
 #: period 512: row blocks and many chunks with small matrices (sim only: insecure)
 TOY = ParamSet(name="test-bfv-1024-d2", scheme="bfv", n=1024, plain_modulus=65537, qi_bits=(30, 30, 30), depth=2)
@@ -34,7 +36,7 @@ def int_matrix(rows, cols, density, seed, low=-9, high=10):
 def test_exact_integer_results_and_predicted_counts(rows, cols, density, seed, layout, policy):
     m = int_matrix(rows, cols, density, seed)
     v = np.random.default_rng(seed + 1).integers(-5, 6, cols)
-    res = run_cssc(m, v, params=TOY, layout=layout, policy=policy, insecure=True)
+    res = run_cssc(m, v, params=TOY, layout=layout, policy=policy, insecure=True, backend="sim")
     np.testing.assert_array_equal(res.y, m @ v)
     assert res.y.dtype == np.int64
     plan = generate_chunks(CSSC.from_sparse(m), 512, layout)
@@ -45,11 +47,12 @@ def test_exact_integer_results_and_predicted_counts(rows, cols, density, seed, l
 def test_paper_parameters_both_layouts_agree():
     m = int_matrix(300, 200, 0.05, seed=4)
     v, agreed = np.arange(-100, 100), FixedPoint(vector_bound=100)  # beyond the default public bound
-    rows, both = run_cssc(m, v, layout="row", encoding=agreed), run_cssc(m, v, layout="both", encoding=agreed)
+    rows = run_cssc(m, v, layout="row", encoding=agreed, backend="sim")
+    both = run_cssc(m, v, layout="both", encoding=agreed, backend="sim")
     np.testing.assert_array_equal(rows.y, m @ v)
     np.testing.assert_array_equal(both.y, m @ v)
     assert both.info["n_ct"] < rows.info["n_ct"] or rows.info["n_ct"] == 1
-    assert both.cloud_ops["swap"] == sum(c.cols > c.split for c in ClientA(m, layout="both").plan.chunks)
+    assert both.cloud_ops["swap"] == sum(c.cols > c.split for c in ClientA(m, layout="both", backend="sim").plan.chunks)
 
 
 # ------------------------------------------------------------------ Table 3
@@ -60,8 +63,8 @@ def test_table3_counts_for_power_of_two_chunks(row_nnz, rows, n_cols):
     r = np.repeat(np.arange(rows), row_nnz)
     c = np.tile(np.arange(row_nnz), rows)
     m = sp.csr_matrix((np.ones(r.size, dtype=np.int64), (r, c)), shape=(rows, 64))
-    a = ClientA(m)
-    res = run_cssc(m, np.ones(64, dtype=np.int64))
+    a = ClientA(m, backend="sim")
+    res = run_cssc(m, np.ones(64, dtype=np.int64), backend="sim")
     n_ct, c_max = a.plan.n_ct, a.plan.c_max
     assert c_max == n_cols and all(ch.cols == n_cols for ch in a.plan.chunks)
     paper = table3_formula(n_ct, c_max)
@@ -79,7 +82,7 @@ def test_table3_rotations_for_any_column_count():
     """Non powers of two: floor(log2 c) + popcount(c) - 1 rotations per chunk, never more than 2 log2 c."""
     for cols in range(1, 40):
         m = sp.csr_matrix(np.ones((4, cols), dtype=np.int64))
-        res = run_cssc(m, np.arange(cols), encoding=FixedPoint(vector_bound=cols))
+        res = run_cssc(m, np.arange(cols), encoding=FixedPoint(vector_bound=cols), backend="sim")
         np.testing.assert_array_equal(res.y, m @ np.arange(cols))
         expected = int(math.floor(math.log2(cols))) + bin(cols).count("1") - 1
         assert res.cloud_ops["rotate"] == expected <= 2 * math.log2(cols) + 1e-9
@@ -89,7 +92,7 @@ def test_table3_rotations_for_any_column_count():
 def test_parties_exchange_bytes_and_cloud_cannot_decrypt():
     m = int_matrix(80, 60, 0.1, seed=5)
     v = np.arange(60) % 9 - 4
-    a = ClientA(m)
+    a = ClientA(m, backend="sim")
     ctx_bytes, ci_msg, a_msg = a.public_context(), a.column_index_message(), a.matrix_message()
     assert all(isinstance(x, bytes) for x in (ctx_bytes, ci_msg, a_msg))
     b = ClientB(v, ctx_bytes, ci_msg)
@@ -113,7 +116,7 @@ def test_parties_exchange_bytes_and_cloud_cannot_decrypt():
 
 def test_traffic_is_ciphertext_counts_times_sizes():
     m = int_matrix(400, 300, 0.05, seed=6)
-    res = run_cssc(m, np.ones(300, dtype=np.int64))
+    res = run_cssc(m, np.ones(300, dtype=np.int64), backend="sim")
     ctx = he.context("sim", "bfv-8192-spmv")
     ct_bytes = ctx.nbytes(ctx.encrypt([0]))
     n = res.info["n_ct"]
@@ -142,7 +145,7 @@ def test_fixed_point_real_values():
     m = sp.random(60, 50, density=0.1, format="csr", random_state=7, data_rvs=lambda n: rng.uniform(-1, 1, n))
     v = rng.uniform(-1, 1, 50)
     enc = FixedPoint(matrix_scale=2 ** 5, vector_scale=2 ** 5, vector_bound=1.0)
-    res = run_cssc(m, v, encoding=enc)
+    res = run_cssc(m, v, encoding=enc, backend="sim")
     assert res.y.dtype == np.float64
     # |a v - round(a s) round(v s) / s^2| <= (|a| + |v|) / (2 s) + 1 / (4 s^2) per product
     s = 2 ** 5
@@ -153,17 +156,17 @@ def test_fixed_point_real_values():
 def test_fixed_point_overflow_is_a_clear_error():
     m = sp.random(60, 50, density=0.5, format="csr", random_state=8)
     with pytest.raises(EncodingError, match=r"t=65537 is too small for the precision asked.*worst-case"):
-        ClientA(m, encoding=FixedPoint(2 ** 8, 2 ** 8, vector_bound=1.0))
+        ClientA(m, encoding=FixedPoint(2 ** 8, 2 ** 8, vector_bound=1.0), backend="sim")
     with pytest.raises(EncodingError, match=r"t=65537 is too small for this matrix"):
-        ClientA(m, encoding=FixedPoint(2 ** 14, 2 ** 8))
+        ClientA(m, encoding=FixedPoint(2 ** 14, 2 ** 8), backend="sim")
 
 
 def test_real_matrix_is_never_truncated():
     m = sp.csr_matrix(np.array([[0.5, 0.0], [0.0, 2.0]]))
     with pytest.raises(EncodingError, match="non-integer.*never truncates"):
-        run_cssc(m, np.ones(2, dtype=np.int64))
+        run_cssc(m, np.ones(2, dtype=np.int64), backend="sim")
     with pytest.raises(EncodingError, match="non-integer"):
-        run_cssc(sp.csr_matrix(np.eye(2, dtype=np.int64)), np.array([0.5, 1.0]))
+        run_cssc(sp.csr_matrix(np.eye(2, dtype=np.int64)), np.array([0.5, 1.0]), backend="sim")
 
 
 def test_integer_overflow_of_t():
@@ -172,42 +175,42 @@ def test_integer_overflow_of_t():
     109 = 32768 // 300, which told Client B the matrix's largest row sum.)"""
     m = sp.csr_matrix(np.full((3, 3), 20000, dtype=np.int64))
     with pytest.raises(EncodingError, match="t=65537"):
-        run_cssc(m, np.ones(3, dtype=np.int64))
+        run_cssc(m, np.ones(3, dtype=np.int64), backend="sim")
     m = sp.csr_matrix(np.full((3, 3), 100, dtype=np.int64))
-    np.testing.assert_array_equal(run_cssc(m, np.full(3, 22)).y, np.full(3, 6600))
+    np.testing.assert_array_equal(run_cssc(m, np.full(3, 22), backend="sim").y, np.full(3, 6600))
     with pytest.raises(EncodingError, match=r"exceeds the public bound 22"):
-        run_cssc(m, np.full(3, 23))
+        run_cssc(m, np.full(3, 23), backend="sim")
     agreed = FixedPoint(vector_bound=109)  # 300 |v| <= 32768: |v| <= 109
-    np.testing.assert_array_equal(run_cssc(m, np.full(3, 109), encoding=agreed).y, np.full(3, 32700))
+    np.testing.assert_array_equal(run_cssc(m, np.full(3, 109), encoding=agreed, backend="sim").y, np.full(3, 32700))
     with pytest.raises(EncodingError, match=r"300 \* 110 = 33000 exceeds 32768"):
-        run_cssc(m, np.ones(3, dtype=np.int64), encoding=FixedPoint(vector_bound=110))
+        run_cssc(m, np.ones(3, dtype=np.int64), encoding=FixedPoint(vector_bound=110), backend="sim")
 
 
 def test_ckks_pipeline_on_sim():
     rng = np.random.default_rng(9)
     m = sp.random(300, 200, density=0.05, format="csr", random_state=9, data_rvs=lambda n: rng.uniform(-1, 1, n))
     v = rng.uniform(-1, 1, 200)
-    res = run_cssc(m, v, params="ckks-8192-small")
+    res = run_cssc(m, v, params="ckks-8192-small", backend="sim")
     np.testing.assert_allclose(res.y, m @ v, atol=1e-9)
     assert res.cloud_ops["depth"] == 2
     with pytest.raises(ValueError, match="layout 'both'"):
-        run_cssc(m, v, params="ckks-8192-small", layout="both")
+        run_cssc(m, v, params="ckks-8192-small", layout="both", backend="sim")
     with pytest.raises(ValueError, match="CKKS encodes real values directly"):
-        run_cssc(m, v, params="ckks-8192-small", encoding=FixedPoint(4, 4))
+        run_cssc(m, v, params="ckks-8192-small", encoding=FixedPoint(4, 4), backend="sim")
     with pytest.raises(EncodingError, match="CKKS"):
-        run_cssc(m * 1e6, v, params="ckks-8192-small")
+        run_cssc(m * 1e6, v, params="ckks-8192-small", backend="sim")
 
 
 # ------------------------------------------------------------------ bad input
 def test_bad_input_is_named():
     m = int_matrix(10, 8, 0.3, seed=10)
     with pytest.raises(ValueError, match="dimension mismatch: the matrix has 8 columns but the vector has 7"):
-        run_cssc(m, np.ones(7, dtype=np.int64))
+        run_cssc(m, np.ones(7, dtype=np.int64), backend="sim")
     with pytest.raises(ValueError, match="1-D"):
-        run_cssc(m, np.ones((8, 1), dtype=np.int64))
+        run_cssc(m, np.ones((8, 1), dtype=np.int64), backend="sim")
     with pytest.raises(EncodingError, match="NaN/inf"):
-        run_cssc(m, np.array([1, 2, np.nan, 0, 0, 0, 0, 0]), params="ckks-8192-small")
+        run_cssc(m, np.array([1, 2, np.nan, 0, 0, 0, 0, 0]), params="ckks-8192-small", backend="sim")
     with pytest.raises(EncodingError, match="NaN/inf"):
-        run_cssc(sp.csr_matrix(np.array([[np.inf, 1.0]])), np.ones(2), params="ckks-8192-small")
+        run_cssc(sp.csr_matrix(np.array([[np.inf, 1.0]])), np.ones(2), params="ckks-8192-small", backend="sim")
     with pytest.raises(ValueError, match="empty"):
-        run_cssc(sp.csr_matrix((0, 0)), np.ones(0, dtype=np.int64))
+        run_cssc(sp.csr_matrix((0, 0)), np.ones(0, dtype=np.int64), backend="sim")

@@ -88,11 +88,13 @@ def alternate(sides: dict, reps: int):
     return pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
 
 
-def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors"):
+def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors", base: str | None = None):
     """Per case, side other than ``reference`` and quantity: the side's median and quartiles and, where the
     reference ran, its median and quartiles, ``ratio`` = reference median / side median (> 1: the side is
     faster, or smaller), the quartiles of the per-round ratios and the verdict on the side
-    (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise)."""
+    (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). With runs of a side
+    ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
+    ``lever`` (a column of the runs, kept) adds on its own."""
     import pandas as pd
 
     rows = []
@@ -104,6 +106,7 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors")
             h = h.set_index("rep")
             for q in quantities:
                 row = dict(case=case, side=side, quantity=q, reference=reference, side_median=h[q].median(),
+                           **({"lever": h.lever.iloc[0]} if "lever" in h else {}),
                            side_q1=h[q].quantile(0.25), side_q3=h[q].quantile(0.75), reps=len(h),
                            side_correct=bool(h.correct.all()))
                 if len(a):
@@ -112,6 +115,9 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors")
                                 ratio=a[q].median() / h[q].median(), ratio_q1=per_round.quantile(0.25),
                                 ratio_q3=per_round.quantile(0.75), verdict=compare(h[q], a[q]),
                                 ref_correct=bool(a.correct.all()))
+                b = g[g.side == base]
+                if base is not None and len(b):
+                    row["gain"] = b[q].median() / h[q].median()
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -171,7 +177,7 @@ def main(argv=None) -> None:
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
         runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale)
         reference = getattr(mod, "REFERENCE", "authors")
-        summary = summarize(runs, mod.QUANTITIES, reference)
+        summary = summarize(runs, mod.QUANTITIES, reference, getattr(mod, "BASE", None))
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
         report.save_table(summary, "bench", f"versus_{section}_summary", base=args.artifacts)
         report.save_figure(plot(summary, f"{section}: hepkg vs {mod.REPO or reference}"), "bench", f"versus_{section}",

@@ -1,7 +1,7 @@
 """gemm: encrypted general matrix products of any shape (HEGMM paper, BFV).
 
 >>> import numpy as np, hepkg.gemm as gm
->>> ctx = gm.gemm_context("hegmm-en", 2, 5, 7)          # sim backend, exact rotation keys
+>>> ctx = gm.gemm_context("hegmm-en", 2, 5, 7)          # Pyfhel, the cheaper rotation keys
 >>> A, B = np.arange(10).reshape(2, 5), np.ones((5, 7), dtype=int)
 >>> res = gm.matmul(ctx, A, B, "hegmm-en")
 >>> bool((res.C == A @ B).all()), res.ops["mul_ct"]
@@ -22,10 +22,14 @@ side: interleaved repetitions, ``python -m hepkg.gemm.bench``).
 code (EchizenG/HEGMM) evaluates them (one masked rotation per diagonal, no BSGS, E2DM-R only where
 their script runs it, products relinearized once); 'hepkg' (the default) is hepkg's own evaluation.
 
-``gemm_context`` defaults to ``backend="sim"``, which offers no privacy: its "ciphertexts"
-are cleartext slots, there for op counts and fast tests. Build the context on 'pyfhel' or
-'openfhe' to encrypt; each :class:`GemmResult` records ``backend``, ``params`` and
-``insecure``, and the :class:`Cloud` refuses a context that can decrypt.
+``gemm_context`` and :class:`Client` default to the fast, safe settings: Pyfhel at the 128-bit
+``bfv-8192-default``, one Galois key per rotation step where that is fewer keys or fewer key switches
+than the power-of-two set (``key_policy``), and the data primes the noise budget leaves
+room for dropped after encryption (``drop_primes='auto'``; decryption refuses an exhausted budget).
+``backend="sim"`` offers no privacy: its "ciphertexts" are cleartext slots, there for op counts and
+fast tests, and the client warns (:class:`hepkg.he.errors.NoPrivacyWarning`). Each :class:`GemmResult`
+records ``backend``, ``params``, ``insecure`` and ``drop_primes``, and the :class:`Cloud` refuses a
+context that can decrypt.
 """
 from .blocking import P1, P2, PAPER_COSTS_MS, PARTITIONS, Blocking, BlockedPlan, plan_blocking, uscore_block
 from .counts import METHODS, expected_counts, fits, formula_counts
@@ -39,13 +43,13 @@ from .layout import Layout, SlotMap
 from .plan import Plan
 from .plan import BASELINES
 from .protocol import (AUTHORS_METHODS, Client, Cloud, GemmResult, centered, check_operands, check_overflow,
-                       gemm_context, make_plan, matmul, parties, rotation_steps)
+                       gemm_context, key_policy, make_plan, matmul, parties, rotation_steps)
 from .transforms import (diagonal_counts, elementwise_matmul, epsilon, exact_count, omega, sigma, tau,
                          theorem_count, transform_diagonals, transform_matrix)
 
 __all__ = [
     # entry points
-    "matmul", "make_plan", "rotation_steps", "gemm_context", "parties", "Client", "Cloud", "GemmResult",
+    "matmul", "make_plan", "rotation_steps", "gemm_context", "key_policy", "parties", "Client", "Cloud", "GemmResult",
     "METHODS", "BASELINES", "AUTHORS_METHODS", "check_operands", "check_overflow", "centered",
     # transforms and theorems
     "sigma", "tau", "epsilon", "omega", "elementwise_matmul", "transform_matrix", "transform_diagonals",

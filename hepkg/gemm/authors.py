@@ -38,10 +38,19 @@ QUANTITIES = ("e2e_s",)
 PARAMS = "bfv-8192-t20"
 #: The shapes of the issue (m, l, n).
 SHAPES = ((16, 64, 64), (64, 16, 64), (64, 64, 16), (30, 50, 20))
-#: hepkg's sides: name -> (rotation-key policy, data primes the client drops after encrypting). 'hepkg':
-#: keys for exactly the steps the plan rotates by, and one of SEAL's 4 data primes dropped; the others
-#: isolate the levers ('hepkg pow2 keys': the authors' keys, SEAL's +-2^i, each rotation composed).
-VARIANTS = {"hepkg": ("exact", 1), "hepkg exact keys": ("exact", 0), "hepkg pow2 keys": ("pow2", 0)}
+#: hepkg's sides: name -> the context's key policy and the client's dropped primes (None: the default of
+#: gemm_context / Client). The authors' settings (SEAL's power-of-two keys, each rotation composed; no
+#: prime dropped), each lever alone on them, and hepkg's defaults (exact keys where fewer or cheaper,
+#: :func:`hepkg.gemm.key_policy`; the primes the noise allows: one of SEAL's 4 here). Key transfer is
+#: outside both sides' timer; its bytes are recorded.
+VARIANTS = {
+    "hepkg authors' settings": dict(lever="none", policy="pow2", drop_primes=0),
+    "hepkg exact keys": dict(lever="exact keys", policy="exact", drop_primes=0),
+    "hepkg prime dropping": dict(lever="prime dropping", policy="pow2", drop_primes="auto"),
+    "hepkg": dict(lever="all (defaults)", policy=None, drop_primes=None),
+}
+#: The side with the authors' settings, each lever's ``gain`` is measured against (see versus.summarize).
+BASE = "hepkg authors' settings"
 
 
 def load(checkout, method: str):
@@ -83,8 +92,9 @@ def versus_cases(scale: str) -> list[str]:
 
 def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     """Alternating runs of their ``matrixMul`` and :func:`~hepkg.gemm.matmul` (each of ``variants``, name ->
-    (key policy, primes dropped); :data:`VARIANTS`) on ``case`` (``'m-l-n method'``): one row per kept run with ``e2e_s``
-    (the whole product, key generation excluded), ``he_s``, ``overhead`` (= e2e / he), ``correct`` and
+    settings; :data:`VARIANTS`) on ``case`` (``'m-l-n method'``): one row per kept run with ``e2e_s``
+    (the whole product, key generation excluded), ``he_s``, ``overhead`` (= e2e / he), ``correct``,
+    hepkg's ``key_bytes`` (what its cloud receives: SEAL's raw form, as in one process), and
     the counts (``keyswitch``: rotations' and relinearizations' key switches; the authors' rotations
     by a step s cost one key switch per signed power of two of SEAL's decomposition of s)."""
     import pandas as pd
@@ -104,15 +114,18 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     want = A @ B
     sides, skipped = {}, {}
 
-    def hepkg_side(name, policy, drop_primes):
-        ctx = gemm_context(method, m, l, n, backend="pyfhel", params=PARAMS, policy=policy, preprocess="client")
-        parties = (Client(ctx, drop_primes), Cloud(ctx.public()))
+    def hepkg_side(lever, policy, drop_primes):
+        ctx = gemm_context(method, m, l, n, params=PARAMS, preprocess="client",
+                           **({} if policy is None else dict(policy=policy)))
+        parties = (Client(ctx) if drop_primes is None else Client(ctx, drop_primes), Cloud(ctx.public()))
+        keys = len(ctx.to_bytes())
 
         def run():
             before = library_seconds()
             res = matmul(parties, A, B, method, preprocess="client")
             spent = library_seconds() - before
-            return dict(policy=policy, drop_primes=drop_primes, he_s=sum(spent.values()),
+            return dict(lever=lever, backend=res.backend, policy=ctx.keys.policy, drop_primes=res.drop_primes,
+                        he_s=sum(spent.values()), key_bytes=keys,
                         correct=bool(np.array_equal(res.C, want)),
                         **{k: res.ops.get(k, 0) for k in ("mul_ct", "mul_pt", "rotate", "keyswitch")})
         return run
@@ -127,7 +140,8 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             C = authors_product(cls, method, lib, A, B)
             rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
             delta = {k: lib.calls[k] - calls.get(k, 0) for k in ("multiply", "multiply_plain", "relinearize")}
-            return dict(policy="pow2 (SEAL default)", drop_primes=0, he_s=sum(lib.seconds.values()) - sum(seconds.values()),
+            return dict(lever="authors' code", backend="pyfhel", policy="pow2 (SEAL default)", drop_primes=0,
+                        he_s=sum(lib.seconds.values()) - sum(seconds.values()),
                         correct=bool(np.array_equal(C, want)), mul_ct=delta["multiply"],
                         mul_pt=delta["multiply_plain"], rotate=sum(rot.values()),
                         keyswitch=delta["relinearize"] + sum(v * len(pow2_terms(int(k), params.n // 2))
@@ -138,7 +152,7 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             skipped["authors"] = "their complex.py does not run E2DM-R on this shape"
     for name, lever in (VARIANTS if variants is None else variants).items():
         try:
-            sides[name] = hepkg_side(name, *lever)
+            sides[name] = hepkg_side(**lever)
         except NotApplicable as exc:
             skipped[name] = str(exc)
     out = alternate(sides, reps)

@@ -73,7 +73,7 @@ def run_config(config: dict) -> dict:
         return row | dict(status="N/A" if isinstance(exc, NotApplicable) else "too large", reason=str(exc))
     keygen = time.perf_counter() - t0
     A, B = random_operands(m, l, n, params.plain_modulus, cfg["seed"], cfg["max_abs"])
-    res = matmul((Client(ctx), Cloud(ctx.public())), A, B, method, preprocess=cfg["preprocess"],
+    res = matmul((Client(ctx, drop_primes=0), Cloud(ctx.public())), A, B, method, preprocess=cfg["preprocess"],
                  blocking=cfg["blocking"], order=cfg["order"], on_overflow="ignore", baseline=cfg["baseline"])
     keys = ctx.key_sizes()
     return row | dict(

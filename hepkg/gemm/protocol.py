@@ -3,8 +3,12 @@
 Roles are kept honest: the :class:`Client` holds the secret context, encodes and encrypts
 the operands and decrypts the result; the :class:`Cloud` holds only the public evaluation
 context (it refuses one that can decrypt) and sees serialized ciphertexts. Both derive the
-same public plan from the shapes. A context on the ``sim`` backend offers no privacy (its
-"ciphertexts" are cleartext slots, for op counts and tests); results record the backend.
+same public plan from the shapes. Defaults: :func:`gemm_context` builds a Pyfhel context at the
+128-bit ``bfv-8192-default`` with one Galois key per rotation step the plan uses where that is fewer
+keys or fewer key switches than SEAL's power-of-two set (:func:`key_policy`), and the
+:class:`Client` drops the data primes the product's noise leaves room for (``drop_primes='auto'``).
+A context on the ``sim`` backend offers no privacy (its "ciphertexts" are cleartext slots, for op
+counts and tests): the client warns; results record the backend.
 """
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ from functools import partial
 import numpy as np
 
 import hepkg.he as he
-from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired
-from hepkg.he.levels import check_drop, encrypt_low
+from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired, warn_if_sim
+from hepkg.he.keys import RotationKeys
+from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
 
 from .blocking import PARTITIONS, Blocking, blocked_plan, plan_blocking, uscore_block
 from .counts import METHODS
@@ -104,16 +109,36 @@ def rotation_steps(method: str, m: int, l: int, n: int, *, params="bfv-8192-defa
                      order=order, baseline=baseline).rotation_steps()
 
 
-def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "sim", params="bfv-8192-default",
-                 policy: str = "exact", preprocess: str = "cloud", blocking=None, order: str = "F",
+def key_policy(plan, params) -> str:
+    """'exact' where one key per step is no more keys than the power-of-two set, or costs the plan fewer key
+    switches (counted by a dry run on ``sim``); else 'pow2' (e.g. Huang's plan: as many key switches)."""
+    steps = plan.rotation_steps()
+    params = he.get_params(params)
+    if len(RotationKeys("exact", steps, plan.period)) <= len(RotationKeys("pow2", steps, plan.period)):
+        return "exact"
+    (m, l, n), switches = plan.shape, {}
+    for policy in ("pow2", "exact"):
+        ctx = he.context("sim", params, rotations=steps, policy=policy, insecure=True)
+        cts = {name: ctx.encrypt(v) for name, v in plan.encode(np.zeros((m, l), int), np.zeros((l, n), int)).items()}
+        with ctx.counting() as ops:
+            plan.run(ctx, cts)
+        switches[policy] = ops.as_dict()["keyswitch"]
+    return "exact" if switches["exact"] < switches["pow2"] else "pow2"
+
+
+def gemm_context(method: str, m: int, l: int, n: int, *, backend: str = "pyfhel", params="bfv-8192-default",
+                 policy: str = "auto", preprocess: str = "cloud", blocking=None, order: str = "F",
                  insecure: bool = False, baseline: str = "hepkg"):
     """A secret context holding exactly the rotation keys this product needs (or their pow2 parts).
 
-    ``backend='sim'`` (the default) offers no privacy: use 'pyfhel' or 'openfhe' to encrypt.
+    Pyfhel by default; ``backend='sim'`` offers no privacy (for op counts and tests). ``policy``: 'auto'
+    (the default, :func:`key_policy`), 'exact' or 'pow2'.
     """
-    steps = rotation_steps(method, m, l, n, params=params, preprocess=preprocess, blocking=blocking, order=order,
-                           baseline=baseline)
-    return he.context(backend, params, rotations=steps, policy=policy, insecure=insecure)
+    plan = make_plan(method, m, l, n, he.get_params(params).n // 2, preprocess=preprocess, blocking=blocking,
+                     order=order, baseline=baseline)
+    if policy == "auto":
+        policy = key_policy(plan, params)
+    return he.context(backend, params, rotations=plan.rotation_steps(), policy=policy, insecure=insecure)
 
 
 # ----------------------------------------------------------------------------- input checks
@@ -182,30 +207,45 @@ def _check_keys(ctx, steps) -> None:
 class Client:
     """Holds the secret context: encrypts the operands, decrypts the product.
 
-    ``drop_primes`` (0; :func:`hepkg.he.levels.check_drop`): data primes dropped from the operands after
-    encrypting: cheaper products and key switches on the cloud. With sigma and tau by the client, one of
-    SEAL's four at N = 8192 leaves about 40 bits of noise budget to every method (measured); decryption
+    ``drop_primes``: data primes dropped from the operands after encrypting (cheaper products and key
+    switches on the cloud): 'auto' (the default, :func:`product_drop` for each plan) or a number
+    (:func:`hepkg.he.levels.check_drop`; 0 as the paper). With sigma and tau by the client, one of SEAL's
+    four at N = 8192 leaves about 40 bits of noise budget to every method (measured); decryption
     refuses an exhausted budget (:class:`~hepkg.he.NoiseBudgetExhausted`), never a wrong product."""
 
-    def __init__(self, ctx, drop_primes: int = 0):
+    def __init__(self, ctx, drop_primes="auto"):
+        warn_if_sim(ctx.backend)
         if not ctx.has_secret:
             raise SecretKeyRequired("the client needs a secret context (the cloud gets ctx.public())")
         if not ctx.is_integer:
             raise SchemeError(f"the gemm section multiplies integer matrices with BFV/BGV, not "
                               f"{ctx.scheme.upper()}")
         self.ctx = ctx
-        self.drop_primes = check_drop(drop_primes, ctx.params, ctx.backend)
+        self.drop_primes = drop_primes if drop_primes == "auto" else check_drop(drop_primes, ctx.params, ctx.backend)
+
+    def drop_for(self, plan) -> int:
+        """The data primes dropped from ``plan``'s operands."""
+        return product_drop(self.ctx, plan) if self.drop_primes == "auto" else self.drop_primes
 
     def encrypt(self, plan, A, B) -> dict[str, bytes]:
         """The serialized ciphertexts of ``plan``'s encodings of A and B (checked: :func:`check_operands`)."""
         A, B = check_operands(A, B, self.ctx.plain_modulus)
-        return {name: self.ctx.serialize(encrypt_low(self.ctx, vec, self.drop_primes))
-                for name, vec in plan.encode(A, B).items()}
+        drop = self.drop_for(plan)
+        return {name: self.ctx.serialize(encrypt_low(self.ctx, vec, drop)) for name, vec in plan.encode(A, B).items()}
 
     def decrypt(self, plan, reply: dict[str, bytes]) -> np.ndarray:
         sizes = plan.result_sizes()
         return plan.assemble({name: self.ctx.decrypt(self.ctx.deserialize(data), sizes[name])
                               for name, data in reply.items()})
+
+
+def product_drop(ctx, plan) -> int:
+    """The primes a client can drop for ``plan``: one ciphertext product on each result's path after one
+    masking (plaintext) product per operand with sigma and tau by the client, two by the cloud, summing
+    l products (:func:`hepkg.he.levels.spent_bits`; measured on SEAL at N = 8192: every method spends at
+    most 62 bits with the client's preprocessing, 91 with the cloud's)."""
+    return affordable_drop(ctx.params, ctx.backend, ct_products=1, pt_products=1 if plan.preprocess == "client" else 2,
+                           summands=plan.shape[1])
 
 
 class Cloud:
@@ -230,7 +270,7 @@ class GemmResult:
     """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role.
 
     ``backend``, ``params``, ``insecure``: the client's context (``backend == 'sim'``: nothing
-    was encrypted, the run gives op counts, not privacy)."""
+    was encrypted, the run gives op counts, not privacy); ``drop_primes``: the primes its operands dropped."""
 
     C: np.ndarray
     method: str
@@ -246,6 +286,7 @@ class GemmResult:
     backend: str = field(kw_only=True)
     params: str = field(kw_only=True)
     insecure: bool = field(kw_only=True)
+    drop_primes: int = field(default=0, kw_only=True)
 
     @property
     def depth(self) -> int:
@@ -272,8 +313,9 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     ``baseline``: 'hepkg' or 'authors' (:func:`make_plan`).
     ``on_overflow``: 'raise', 'warn' or 'ignore' when the true product does not fit t (the
     result is then exact mod t). The cloud's op counts are ``result.ops``. A cloud context
-    that can decrypt raises :class:`~hepkg.he.SecretContextRefused`. A ``sim`` context offers
-    no privacy (cleartext slots, for op counts and tests); ``result.backend`` records it.
+    that can decrypt raises :class:`~hepkg.he.SecretContextRefused`. A secret context's client drops
+    the primes the noise allows (:class:`Client`, ``drop_primes='auto'``). A ``sim`` context offers
+    no privacy (cleartext slots, for op counts and tests; it warns); ``result.backend`` records it.
     """
     client, cloud = parties(ctx_or_parties)
     t = client.ctx.plain_modulus
@@ -292,4 +334,5 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
                       sum(map(len, reply.values())), len(message), len(reply),
                       {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan, baseline,
-                      backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure)
+                      backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure,
+                      drop_primes=client.drop_for(plan))

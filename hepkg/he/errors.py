@@ -63,3 +63,16 @@ class ScaleOverflow(HEError, ArithmeticError):
 
 class ContextClosed(HEError, RuntimeError):
     """The context was closed (its keys released); build a new one."""
+
+
+class NoPrivacyWarning(UserWarning):
+    """An entry point runs on the ``sim`` backend, which encrypts nothing (cleartext slots)."""
+
+
+def warn_if_sim(backend: str, stacklevel: int = 3) -> None:
+    """Warn (:class:`NoPrivacyWarning`) where ``backend`` is 'sim'; an entry point calls it with its backend."""
+    if backend == "sim":
+        import warnings
+
+        warnings.warn("backend='sim' encrypts nothing (cleartext slots, for op counts and tests); use "
+                      "backend='pyfhel' or 'openfhe' to encrypt", NoPrivacyWarning, stacklevel=stacklevel)

@@ -12,10 +12,12 @@
   specifies no matrix-vector algorithm or parameters for it, so there is nothing to implement faithfully;
 - :mod:`~hepkg.spmv.experiments`: result rows for the notebook.
 
-``run_cssc``, ``ClientA`` and the baselines default to ``backend="sim"``, which offers no
-privacy: its "ciphertexts" are cleartext slots, there for op counts and fast tests. Pass
-``backend="pyfhel"`` or ``"openfhe"`` to encrypt; each :class:`SpmvResult` records
-``backend``, ``params`` and ``insecure``. Server-side parties refuse a context that can decrypt.
+``run_cssc`` and ``ClientA`` default to the fast, safe settings: Pyfhel at the 128-bit
+``bfv-8192-spmv``, one Galois key per rotation step, and the data primes the noise budget leaves
+room for dropped after encryption (``drop_primes='auto'``). ``backend="sim"`` (the baselines'
+default) offers no privacy: its "ciphertexts" are cleartext slots, there for op counts and fast
+tests; ``run_cssc`` warns when given it. Each :class:`SpmvResult` records ``backend``, ``params``
+and ``insecure``. Server-side parties refuse a context that can decrypt.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> m = sp.random(50, 40, density=0.1, format="csr", random_state=0, data_rvs=lambda n: np.ones(n, int))

@@ -8,12 +8,15 @@ as their ``rotateKeyGen()``) and calls their ``run(matrix, vector)`` on the dens
 Their ``run`` halves a module-level ``cipherSize`` on every call; it is reset before each.
 
 What is timed: ``total_s``, the wall time of their ``run`` (all parties in one process, no key
-transfer, their preprocessing included); ``cloud_s``, their cloud's work (see :func:`run_authors`);
-``he_s``, all their seconds inside Pyfhel.
+transfer, their preprocessing included); ``preprocess_s``, their ``process_matrix`` (row sorting and
+left shift: the CSSC conversion), which their own timer leaves out; ``cloud_s``, their cloud's work
+(see :func:`run_authors`); ``he_s``, all their seconds inside Pyfhel.
 
 :func:`versus_run` is the section's part of ``python -m hepkg.bench.versus spmv``: their run and
-:func:`hepkg.spmv.run_cssc` (in each of :data:`VARIANTS`) alternating on one matrix, every result checked
-against numpy mod t. hepkg multiplies every chunk's sums by the 0/1 mask of its rows (one ct x pt product
+:func:`hepkg.spmv.run_cssc` (in each of :data:`VARIANTS`: the authors' settings, each of hepkg's levers
+alone, and hepkg's defaults) alternating on one matrix, every result checked against numpy mod t.
+Both sides' end to end leaves their preprocessing out (``e2e_s``, as their timer) or keeps it in
+(``e2e_pre_s``). hepkg multiplies every chunk's sums by the 0/1 mask of its rows (one ct x pt product
 each); their ``totalSum`` skips it on the first chunk, so the slots past its rows, which the key holder
 decrypts, carry that chunk's partial sums. hepkg keeps the mask and pays for it.
 """
@@ -31,7 +34,7 @@ from hepkg.bench.versus import alternate, import_script
 __all__ = ["REPO", "ENV", "VARIANTS", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
 
 REPO, ENV, FILES = "EchizenG/CSSC", "HEPKG_AUTHORS_CSSC", ("main.py", "utils.py")
-QUANTITIES = ("e2e_s", "cloud_s")
+QUANTITIES = ("e2e_s", "e2e_pre_s", "cloud_s")
 PARAMS = "bfv-8192-default"
 
 
@@ -51,11 +54,18 @@ def authors_context(params):
 
 def run_authors(module, he, matrix, vector) -> tuple[np.ndarray, dict]:
     """Their ``run`` on ``matrix`` (sparse or dense integers) and ``vector`` with the Pyfhel object ``he``:
-    (the product mod t, in [0, t); {total_s, cloud_s, he_s}). ``cloud_s`` is the wall time of their
-    ``totalSum`` less the decryption it ends with, plus the seconds of the products and relinearizations
-    before it (their cloud's work, with no Python of theirs left out)."""
+    (the product mod t, in [0, t); {total_s, preprocess_s, cloud_s, he_s}). ``cloud_s`` is the wall time of
+    their ``totalSum`` less the decryption it ends with, plus the seconds of the products and
+    relinearizations before it (their cloud's work, with no Python of theirs left out); ``preprocess_s``
+    the wall time of their ``process_matrix``."""
     dense = np.asarray(matrix.toarray() if hasattr(matrix, "toarray") else matrix, dtype=np.int64)
-    total_sum, summing = module.totalSum, []
+    total_sum, process_matrix, summing, preprocessing = module.totalSum, module.process_matrix, [], []
+
+    def timed_process_matrix(*args, **kwargs):
+        start = time.perf_counter()
+        out = process_matrix(*args, **kwargs)
+        preprocessing.append(time.perf_counter() - start)
+        return out
 
     def timed_total_sum(*args, **kwargs):
         decrypt = he.seconds["decrypt"]
@@ -64,18 +74,20 @@ def run_authors(module, he, matrix, vector) -> tuple[np.ndarray, dict]:
         summing.append(time.perf_counter() - start - (he.seconds["decrypt"] - decrypt))
         return out
 
-    module.HE, module.cipherSize, module.totalSum = he, he.n, timed_total_sum
+    module.HE, module.cipherSize = he, he.n
+    module.totalSum, module.process_matrix = timed_total_sum, timed_process_matrix
     before = dict(he.seconds)
     start = time.perf_counter()
     try:
-        with contextlib.redirect_stderr(io.StringIO()):  # their tqdm bar
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):  # tqdm, prints
             y = module.run(dense, [int(x) for x in vector])
     finally:
-        module.totalSum = total_sum
+        module.totalSum, module.process_matrix = total_sum, process_matrix
     total = time.perf_counter() - start
     spent = {k: v - before.get(k, 0.0) for k, v in he.seconds.items()}
     return np.asarray(y, dtype=np.int64) % he.t, dict(
-        total_s=total, cloud_s=sum(summing) + spent.get("multiply", 0.0) + spent.get("relinearize", 0.0),
+        total_s=total, preprocess_s=sum(preprocessing),
+        cloud_s=sum(summing) + spent.get("multiply", 0.0) + spent.get("relinearize", 0.0),
         he_s=sum(spent.values()))
 
 
@@ -95,17 +107,28 @@ def _matrix(case: str):
     return load_matrix(case)
 
 
-#: hepkg's sides in the comparison: name -> (rotation-key policy, primes dropped by the clients).
-#: ``hepkg`` is the default setting; the others isolate its two levers.
-VARIANTS = {"hepkg": ("exact", 2), "hepkg exact keys": ("exact", 0), "hepkg pow2 keys": ("pow2", 0)}
+#: hepkg's sides in the comparison: name -> run_cssc's settings (None: its default). The authors' settings
+#: (SEAL's power-of-two keys, no prime dropped, the keys in SEAL's raw form), each lever alone on them,
+#: and hepkg's defaults (all three levers: exact keys, the primes the noise allows, compressed keys).
+VARIANTS = {
+    "hepkg authors' settings": dict(lever="none", policy="pow2", drop_primes=0, compress_keys=False),
+    "hepkg exact keys": dict(lever="exact keys", policy="exact", drop_primes=0, compress_keys=False),
+    "hepkg prime dropping": dict(lever="prime dropping", policy="pow2", drop_primes="auto", compress_keys=False),
+    "hepkg light keys": dict(lever="light key transfer", policy="pow2", drop_primes=0, compress_keys=True),
+    "hepkg": dict(lever="all (defaults)", policy=None, drop_primes=None, compress_keys=None),
+}
+#: The side with the authors' settings, each lever's ``gain`` is measured against (see versus.summarize).
+BASE = "hepkg authors' settings"
 
 
 def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     """Alternating runs of their ``run`` and :func:`~hepkg.spmv.run_cssc` in each of ``variants`` (name ->
-    (policy, drop_primes); :data:`VARIANTS`) on ``case``: one row per kept run with ``e2e_s`` (all parties,
-    key generation excluded: hepkg's key transfer counts, theirs has none), ``cloud_s``, ``he_s``,
-    ``overhead`` (= e2e / he), hepkg's ``cloud_overhead`` (the cloud's wall / its seconds inside the
-    library), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the relinearizations'
+    settings; :data:`VARIANTS`) on ``case``: one row per kept run with ``e2e_s`` (all parties, key
+    generation and each side's preprocessing excluded, as their timer: hepkg's key transfer counts, theirs
+    has none), ``e2e_pre_s`` (the same with the preprocessing), ``cloud_s``, ``he_s``, ``overhead``
+    (= e2e / he), hepkg's ``cloud_overhead`` (the cloud's wall / its seconds inside the library), the key
+    transfer (``key_bytes_cloud``, ``key_bytes_b``; ``key_s_a`` writing, ``key_s_cloud`` and ``key_s_b``
+    loading), ``correct`` and the cloud's counts (``keyswitch``: the rotations' and the relinearizations'
     key switches)."""
     import hepkg.he as he
     from hepkg.he.counting import library_seconds
@@ -119,16 +142,21 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     t = params.plain_modulus
     ref = (csr.astype(np.int64) @ np.asarray(vector, dtype=np.int64)) % t
 
-    def hepkg_side(name, policy, drop_primes):
+    def hepkg_side(lever, **settings):
+        settings = {k: v for k, v in settings.items() if v is not None}  # None: run_cssc's default
+
         def run():
             before = library_seconds()
-            res = run_cssc(csr, vector, backend="pyfhel", params=params, encoding=encoding, policy=policy,
-                           drop_primes=drop_primes)
+            res = run_cssc(csr, vector, params=params, encoding=encoding, **settings)
             spent = library_seconds() - before
-            cloud, tm = res.ops["cloud"], res.timings
-            return dict(policy=policy, drop_primes=drop_primes, e2e_s=tm["total"] - tm["keygen"],
+            cloud, tm, keys = res.ops["cloud"], res.timings, res.info["key_seconds"]
+            pre = tm["total"] - tm["keygen"]
+            return dict(lever=lever, backend=res.backend, policy=res.info["policy"],
+                        drop_primes=res.info["drop_primes"], e2e_s=pre - res.info["preprocess_s"], e2e_pre_s=pre,
                         cloud_s=tm["cloud"], cloud_overhead=tm["cloud"] / res.info["cloud_he_s"],
                         he_s=sum(spent.values()) - spent["keygen"],
+                        key_bytes_cloud=res.traffic["keys_to_cloud"], key_bytes_b=res.traffic["keys_to_b"],
+                        key_s_a=keys["client_a"], key_s_cloud=keys["cloud"], key_s_b=keys["client_b"],
                         correct=bool(np.array_equal(np.asarray(res.y, np.int64) % t, ref)),
                         mul_ct=cloud.get("mul_ct", 0), rotate=cloud.get("rotate", 0),
                         keyswitch=cloud.get("keyswitch", 0))
@@ -143,12 +171,13 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
             y, tm = run_authors(module, lib, csr, vector)
             rot = {k: v - steps.get(k, 0) for k, v in lib.rotations.items()}
             relin = lib.calls["relinearize"] - calls.get("relinearize", 0)
-            return dict(policy="pow2 (SEAL default)", drop_primes=0, e2e_s=tm["total_s"],
-                        cloud_s=tm["cloud_s"], he_s=tm["he_s"], correct=bool(np.array_equal(y, ref)),
+            return dict(lever="authors' code", backend="pyfhel", policy="pow2 (SEAL default)", drop_primes=0,
+                        e2e_s=tm["total_s"] - tm["preprocess_s"], e2e_pre_s=tm["total_s"], cloud_s=tm["cloud_s"],
+                        he_s=tm["he_s"], correct=bool(np.array_equal(y, ref)),
                         mul_ct=lib.calls["multiply"] - calls.get("multiply", 0), rotate=sum(rot.values()),
                         keyswitch=relin + sum(v * len(pow2_terms(k, params.n // 2)) for k, v in rot.items()))
         sides["authors"] = authors_side
-    sides |= {name: hepkg_side(name, *lever) for name, lever in (VARIANTS if variants is None else variants).items()}
+    sides |= {name: hepkg_side(**lever) for name, lever in (VARIANTS if variants is None else variants).items()}
     out = alternate(sides, reps)
     out["overhead"] = out.e2e_s / out.he_s
     return out.assign(case=case, params=PARAMS)

@@ -121,7 +121,7 @@ def run_config(matrix, method: str = "cssc", backend: str = "sim", params=None, 
     csr, vector, used, encoding = make_operands(matrix, params, values, seed)
     kwargs = dict(backend=backend, params=params, encoding=encoding, policy=policy, insecure=insecure)
     if method == "cssc":
-        kwargs["layout"] = layout
+        kwargs |= dict(layout=layout, drop_primes=0)  # the paper's setting: no primes dropped
     if memory:
         from hepkg.bench import PeakMemory
         with PeakMemory() as mem:
@@ -243,7 +243,7 @@ def cssc_noise_budget(matrix, backend: str = "pyfhel", params=None, *, seed: int
     """
     params = he.get_params(params or default_params())
     csr, vector, _, encoding = make_operands(matrix, params, seed=seed)
-    a = ClientA(csr, backend=backend, params=params, encoding=encoding, policy=policy)
+    a = ClientA(csr, backend=backend, params=params, encoding=encoding, policy=policy, drop_primes=0)
     if not a.ctx.has_noise_budget:
         raise ValueError(f"backend {backend!r} does not report a noise budget")
     b = ClientB(vector, a.encryption_context(), a.column_index_message())

@@ -3,11 +3,12 @@
 Key generation. Algorithm 1 returns the encrypted result to Client A ("send ct_res to
 Client A") and lets the secret-key holder decrypt. hepkg makes Client A the key holder: it
 alone knows the chunk shapes, hence the rotation steps the aggregation needs, so it
-generates the keys (power-of-two Galois keys by default, as the paper's Pyfhel setup) and
-decrypts the result. The cloud receives the public context with the evaluation keys
-(relinearization and rotation keys); Client B, who only encrypts, receives the public key
-alone (``to_bytes(evaluation_keys=False)``). Nobody but A holds the secret key. As in the
-paper's semi-honest model, A must not see B's ciphertexts (they go to the cloud only) and
+generates the keys (one Galois key per step by default; ``policy='pow2'``: power-of-two keys,
+as the paper's Pyfhel setup) and decrypts the result. The cloud receives the public context
+with the evaluation keys (relinearization and rotation keys); Client B, who only encrypts,
+receives the public key alone (``to_bytes(evaluation_keys=False)``); on pyfhel the keys travel
+zstd-compressed, the smallest form Pyfhel writes. Nobody but A holds the secret key. As in
+the paper's semi-honest model, A must not see B's ciphertexts (they go to the cloud only) and
 nobody colludes.
 
 Messages and what each party learns (Sec. 3.3):
@@ -25,18 +26,25 @@ Messages and what each party learns (Sec. 3.3):
 - cloud -> A: one result ciphertext per row block; A learns the product only. The row map
   RM never leaves A.
 
-The default backend ``sim`` offers no privacy: its "ciphertexts" hold the slots in the
-clear. It exists for op counts and fast tests; pass a real backend (``pyfhel``, ``openfhe``)
-for encryption. Every :class:`SpmvResult` records the backend and parameter set that ran.
+Defaults (:func:`run_cssc`, :class:`ClientA`): Pyfhel at the 128-bit ``bfv-8192-spmv``, one Galois
+key per rotation step the cloud uses (``policy='exact'``: fewer keys than the power-of-two set on
+every matrix measured, and one key switch per rotation), and the clients drop the data primes the
+noise budget leaves room for (``drop_primes='auto'``, :func:`hepkg.he.levels.affordable_drop`;
+decryption still refuses an exhausted budget). ``backend='sim'`` offers no privacy (its
+"ciphertexts" hold the slots in the clear, for op counts and fast tests) and warns
+(:class:`hepkg.he.errors.NoPrivacyWarning`). Every :class:`SpmvResult` records the backend and
+parameter set that ran.
 """
 from __future__ import annotations
 
+import time
 from functools import cached_property
 
 import numpy as np
 
 import hepkg.he as he
-from hepkg.he.levels import check_drop, encrypt_low
+from hepkg.he.errors import warn_if_sim
+from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
 
 from . import messages
 from .aggregate import aggregate, multiply, unpermute
@@ -65,6 +73,12 @@ def as_vector(vector, n: int) -> np.ndarray:
     return v
 
 
+def cssc_drop(params, backend: str, plan: ChunkPlan) -> int:
+    """The primes the clients can drop for CSSC: the cloud's path is one ciphertext product, one mask
+    (plaintext) product and a sum over the chunk columns (:func:`hepkg.he.levels.spent_bits`)."""
+    return affordable_drop(params, backend, ct_products=1, pt_products=1, summands=plan.c_max)
+
+
 def _loaded(context):
     """A context received as bytes, loaded (a context object passes through)."""
     return context if isinstance(context, he.Context) else he.load_context(context)
@@ -75,15 +89,18 @@ class ClientA:
 
     The constructor prepares the matrix (CSSC, chunk plan, encoding, overflow check against
     the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
-    :func:`run_cssc` times the two apart. ``backend``: 'sim' (the default) encrypts nothing, it
-    offers no privacy (op counts and tests only); use a real backend such as 'pyfhel' or
-    'openfhe' to encrypt. ``drop_primes`` (:func:`hepkg.he.levels.check_drop`; 0 as the paper): both clients
-    modulus-switch their ciphertexts down by that many primes before sending them.
+    :func:`run_cssc` times the two apart. ``backend``: 'pyfhel' (the default), 'openfhe', or 'sim',
+    which encrypts nothing (op counts and tests only; it warns). ``policy``: 'exact' (the default; one
+    Galois key per step) or 'pow2' (SEAL's +-2^i, as the paper). ``drop_primes``: 'auto' (the default,
+    :func:`cssc_drop`), or how many data primes both clients modulus-switch their ciphertexts down by
+    before sending them (:func:`hepkg.he.levels.check_drop`; 0 as the paper). ``compress_keys``: send the
+    keys in the smallest form the backend writes (pyfhel: zstd; False: SEAL's raw form).
     """
 
-    def __init__(self, matrix, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
-                 encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
-                 insecure: bool = False, drop_primes: int = 0):
+    def __init__(self, matrix, *, backend: str = "pyfhel", params="bfv-8192-spmv", layout: str = "row",
+                 encoding: FixedPoint | None = None, policy: str = "exact", block_rows: int | None = None,
+                 insecure: bool = False, drop_primes="auto", compress_keys: bool = True):
+        warn_if_sim(backend)
         self.params = he.get_params(params)
         self.encoding = encoding or FixedPoint()
         self.cssc = CSSC.from_sparse(matrix)
@@ -92,13 +109,19 @@ class ClientA:
         self._values, self.vector_bound = encode_matrix(self.cssc.VA, self.cssc.entry_rows, self.params,
                                                         self.encoding)
         self._keys = dict(backend=backend, policy=policy, insecure=insecure)
+        self.compress_keys = bool(compress_keys)
+        if drop_primes == "auto":
+            drop_primes = cssc_drop(self.params, backend, self.plan)
         self.drop_primes = check_drop(drop_primes, self.params, backend)
 
     @cached_property
     def ctx(self) -> he.Context:
         """The key holder's context, its keys generated on first use."""
-        return he.context(self._keys["backend"], self.params, rotations=self.plan.rotation_steps(),
-                          policy=self._keys["policy"], swap=self.plan.needs_swap, insecure=self._keys["insecure"])
+        ctx = he.context(self._keys["backend"], self.params, rotations=self.plan.rotation_steps(),
+                         policy=self._keys["policy"], swap=self.plan.needs_swap, insecure=self._keys["insecure"])
+        if hasattr(ctx, "key_compression"):  # a backend that can write its keys compressed
+            ctx.key_compression = "zstd" if self.compress_keys else "none"
+        return ctx
 
     def public_context(self) -> bytes:
         """Public and evaluation keys (to the cloud)."""
@@ -178,15 +201,17 @@ class Cloud:
         return messages.pack("spmv/result", {}, blobs=[self.ctx.serialize(r) for r in results])
 
 
-def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", layout: str = "row",
-             encoding: FixedPoint | None = None, policy: str = "pow2", block_rows: int | None = None,
-             insecure: bool = False, drop_primes: int = 0) -> SpmvResult:
+def run_cssc(matrix, vector, *, backend: str = "pyfhel", params="bfv-8192-spmv", layout: str = "row",
+             encoding: FixedPoint | None = None, policy: str = "exact", block_rows: int | None = None,
+             insecure: bool = False, drop_primes="auto", compress_keys: bool = True) -> SpmvResult:
     """The whole protocol, party by party, with bytes per direction, op counts and phase times.
 
-    ``backend='sim'`` (the default) offers no privacy: its "ciphertexts" are cleartext slots,
-    for op counts and fast tests. Encrypt with a real backend ('pyfhel', 'openfhe'); the
-    result records ``backend``, ``params`` and ``insecure``. ``policy`` and ``drop_primes``
-    (see :class:`ClientA`) change the cost, never the product.
+    Encrypts with Pyfhel by default; ``backend='sim'`` offers no privacy (cleartext slots, for op
+    counts and fast tests) and warns. The result records ``backend``, ``params`` and ``insecure``.
+    ``policy``, ``drop_primes`` and ``compress_keys`` (see :class:`ClientA`) change the cost, never the
+    product. ``timings['key_transfer']`` is Client A writing the keys and the cloud and Client B loading
+    them (``info['key_seconds']`` per party); ``info['preprocess_s']``: Client A's constructor (CSSC
+    conversion, chunk plan, encoding), part of ``timings['client_a']``.
     """
     params = he.get_params(params)
     csr = as_csr(matrix, allow_zero=True)
@@ -196,12 +221,18 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
     clock = PhaseClock()
     with clock("client_a"):
         a = ClientA(csr, backend=backend, params=params, layout=layout, encoding=encoding, policy=policy,
-                    block_rows=block_rows, insecure=insecure, drop_primes=drop_primes)
+                    block_rows=block_rows, insecure=insecure, drop_primes=drop_primes, compress_keys=compress_keys)
+    preprocess_s = clock.seconds["client_a"]
     with clock("keygen"):
         a.ctx
     with clock("key_transfer"):
+        ticks = [time.perf_counter()]
         cloud_keys, b_keys = a.public_context(), a.encryption_context()
-        cloud, b_ctx = Cloud(cloud_keys), he.load_context(b_keys)
+        ticks.append(time.perf_counter())
+        cloud = Cloud(cloud_keys)
+        ticks.append(time.perf_counter())
+        b_ctx = he.load_context(b_keys)
+        ticks.append(time.perf_counter())
     with clock("client_a"):
         ci_msg, a_msg = a.column_index_message(), a.matrix_message()
     with clock("client_b"):
@@ -219,7 +250,9 @@ def run_cssc(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", la
         ops=dict(client_a=a.ctx.counts.as_dict(), client_b=b.ctx.counts.as_dict(), cloud=cloud_ops.as_dict()),
         timings=clock.timings(),
         info=dict(n_ct=plan.n_ct, blocks=len(plan.blocks), c_max=plan.c_max, layout=plan.layout,
-                  cloud_he_s=cloud_ops.he_s,
+                  cloud_he_s=cloud_ops.he_s, drop_primes=a.drop_primes, policy=a.ctx.keys.policy,
+                  preprocess_s=preprocess_s,
+                  key_seconds=dict(zip(("client_a", "cloud", "client_b"), np.diff(ticks).tolist())),
                   chunks=[(c.rows, c.cols) for c in plan.chunks], vector_ciphertexts=plan.n_ct,
                   result_ciphertexts=len(plan.blocks), rotation_keys=sizes["rotation_keys"],
                   key_bytes=sizes["public_key"] + sizes["relin_key"] + sizes["galois_keys"],
