@@ -19,7 +19,8 @@ rule answers "member" iff some slot exceeds the midpoint of the two bounds, and 
 wrong for scores outside the margin band, CKKS error included) iff the gap exceeds twice the error at
 r = G. At kappa 8 and margin 0.05 that holds up to G = 17 groups (K <= 2^18 at 2^14 slots); at kappa 10
 up to thousands. The GPU pipelines (:meth:`DeviceServer.membership <hepkg.facesearch.gpu.DeviceServer.membership>`)
-use the same rule with ``path="gpu"`` (the step's series alone, degree 13 at kappa 8): sound up to G = 2. What the client learns beyond the count: per slot, the sum over the G groups.
+use the same rule with ``path="gpu"`` (the step's series alone, degree 13 at kappa 8): sound up to G = 2.
+What the client learns beyond the count: per slot, the sum over the G groups.
 """
 from __future__ import annotations
 

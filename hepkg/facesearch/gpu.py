@@ -469,11 +469,12 @@ def measure(config: dict) -> list[dict]:
     xp_name = os.environ.get("HEPKG_RNS_XP", "numpy")
     numpy_slot_member = rule.member(numpy_slots)
     base = dict(params=params, N=2 * slots, K=K, Km=config["Km"], l=l, kappa=kappa, groups=layout.groups, xp=xp_name,
-                keygen_s=keygen_s, slot_sound=rule.sound, numpy_count=numpy_count,
-                member_rule="slot rule" if rule.sound else "identification",
-                member_numpy=numpy_slot_member if rule.sound else bool(want_ids),
-                truth_member=bool((scores >= chebyshev.DELTA).any()),
-                in_band=bool((np.abs(scores - chebyshev.DELTA) < rule.margin).any()))
+                keygen_s=keygen_s)
+    decision = dict(slot_sound=rule.sound, numpy_count=numpy_count,
+                    member_rule="slot rule" if rule.sound else "identification",
+                    member_numpy=numpy_slot_member if rule.sound else bool(want_ids),
+                    truth_member=bool((scores >= chebyshev.DELTA).any()),
+                    in_band=bool((np.abs(scores - chebyshev.DELTA) < rule.margin).any()))
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-fsgpu-") as tmp:
         dbs = {}
@@ -513,14 +514,15 @@ def measure(config: dict) -> list[dict]:
                 count, slot_values = client.count(answer), client.slot_values(slot_answer)[:slots]
                 got_ids, slot_member, paper = _identified(ids), rule.member(slot_values), paper_member(count)
                 member = slot_member if rule.sound else bool(got_ids)
-                rows.append(base | dict(
+                rows.append(base | decision | dict(
                     variant=v, approach=PAPER_NAME[v], status="measured", rep=rep, device=dev.name,
                     device_kind=dev.kind, sms=dev.sms,
                     enroll_s=enroll_s, setup_s=server.stats["setup_s"], membership_s=membership_s,
                     membership_slots_s=slots_s, identify_s=identify_s,
                     **{f"phase_{k}_s": s for k, s in m_phase.items()},
                     **{f"membership_{k}": x for k, x in m_tr.items()},
-                    **{f"membership_slots_{k}": x for k, x in s_tr.items()}, membership_slots_aggregation_rotations=s_rot,
+                    **{f"membership_slots_{k}": x for k, x in s_tr.items()},
+                    membership_slots_aggregation_rotations=s_rot,
                     **{f"identify_{k}": x for k, x in server.transfers.items()}, **m_counts,
                     **{k: x for k, x in server.stats.items() if k != "setup_s"},
                     estimate_online_bytes=server.estimate["online"],
@@ -529,9 +531,9 @@ def measure(config: dict) -> list[dict]:
                     slot_error=float(np.abs(slot_values - numpy_slots).max()),
                     ids_error=float(np.abs(ids - p[:K]).max()), member=member, slot_member=slot_member,
                     paper_member=paper,
-                    correct=bool(got_ids == want_ids and member == base["member_numpy"]
+                    correct=bool(got_ids == want_ids and member == decision["member_numpy"]
                                  and slot_member == numpy_slot_member and paper == paper_member(numpy_count)
-                                 and (base["in_band"] or member == base["truth_member"])),
+                                 and (decision["in_band"] or member == decision["truth_member"])),
                     planted_found=bool(set(data.matches.tolist()) <= set(got_ids))))
             del server
         if config.get("cpu_baseline"):

@@ -130,8 +130,8 @@ def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         row = dict(K=r.K, approach=r.approach, status=r.status, membership_s=r.membership_s,
                    membership_q1=r.membership_q1, membership_q3=r.membership_q3, identify_s=r.identify_s,
                    setup_s=r.setup_s, ram_gb=r.rss_gb, device_peak_gb=r.device_peak_gb, estimate_gb=r.estimate_gb,
-                   keys_device=r.keys_device, speedup_vs_cpu_bsgs=r.speedup_vs_cpu_bsgs, member_rule=r.get("member_rule"),
-                   correct=r.correct)
+                   keys_device=r.keys_device, speedup_vs_cpu_bsgs=r.speedup_vs_cpu_bsgs,
+                   member_rule=r.get("member_rule"), correct=r.correct)
         for g in ("RTX", "H200"):
             hit = paper[(paper.K == r.K) & (paper.variant == r.approach) & (paper.gpu == g)]
             row[f"paper_{g}_membership_s"] = hit.membership_s.iloc[0] if len(hit) else np.nan
