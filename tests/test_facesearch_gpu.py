@@ -10,7 +10,7 @@ import pytest
 
 import hepkg.he as he
 from conftest import cupy_or_skip
-from hepkg.facesearch import Client, Enroller, chebyshev, gpu, gpu_report
+from hepkg.facesearch import Client, Enroller, SlotRule, chebyshev, gpu, gpu_report
 from hepkg.facesearch.packing import Layout
 from hepkg.reference import FACESEARCH as PAPER
 from hepkg.reference import evaluate
@@ -62,13 +62,6 @@ def test_memory_estimate_counts_diagonals_keys_and_temporaries():
     assert hydia["keys"] == (63 + 5 + 1) * 1000 and hydia["query_table"] == 64 * 10   # 1..63, 64..1024, relin
 
 
-def test_padded_count_rule():
-    big, small = gpu.PaddedCount(Layout(2100, L, SLOTS)), gpu.PaddedCount(Layout(2, L, SLOTS))
-    assert big.padding == 2 * SLOTS - 2100 and not big.sound          # degree 13: the residual sums up
-    assert small.sound and small.real(small.padding * small.at_zero + 1.0) == pytest.approx(1.0)
-    assert small.at_zero == pytest.approx(float(chebyshev.compare_numpy(0.0, 8, path="gpu")))
-
-
 @pytest.fixture(scope="module")
 def rows():
     os.environ.setdefault("HEPKG_RNS_XP", "numpy")
@@ -78,8 +71,9 @@ def rows():
 def test_pipelines_agree_with_numpy(rows):
     assert list(rows.variant) == list(gpu.VARIANTS) and (rows.groups == 2).all()
     assert rows.correct.all() and rows.planted_found.all()
-    assert (rows.count_error < 1e-4).all() and (rows.ids_error < 1e-4).all()
-    assert (rows.member_rule == "identification").all() and rows.member.all()   # unsound count rule at K = 2100
+    assert (rows.count_error < 1e-4).all() and (rows.ids_error < 1e-4).all() and (rows.slot_error < 1e-4).all()
+    assert rows.slot_sound.all() and (rows.member_rule == "slot rule").all()       # two groups: sound at degree 13
+    assert rows.member.all() and rows.slot_member.all() and rows.truth_member.all()
 
 
 def test_pipelines_count_table2(rows):
@@ -91,6 +85,8 @@ def test_pipelines_count_table2(rows):
         assert (r.membership_up_cts, r.membership_down_cts, r.identify_down_cts) == (exp["up_cts"], 1, 2)
         assert r.membership_up_bytes > 0 and r.identify_down_bytes == 2 * r.membership_down_bytes
         assert r.aggregation_rotations == 11                                  # rotate-and-sum over 2048 slots
+        assert (r.membership_slots_down_cts, r.membership_slots_aggregation_rotations) == (1, 0)   # no slot sum
+        assert r.membership_slots_down_bytes == r.membership_down_bytes
     tbs = rows.set_index("variant").loc["bsgs-tbs"]
     assert tbs.prerotations == 2 * (L - 6) and tbs.keys_temporary == 5 and tbs.keys_device == 5 + 11
 
@@ -113,47 +109,70 @@ def test_report_without_gpu(rows):
     assert len(cell) == 1 and cell.status.iloc[0].startswith("refused") and cell.membership_s.isna().all()
 
 
+def _clean_database(rng, q, K):
+    """K random vectors whose scores with ``q`` all lie below delta - 0.15 (outside the slot rule's margin band)."""
+    qn = q / np.linalg.norm(q)
+    db = rng.integers(-99, 100, (K, L)).astype(float)
+    while True:
+        bad = (db / np.linalg.norm(db, axis=1, keepdims=True)) @ qn >= chebyshev.DELTA - 0.15
+        if not bad.any():
+            return db
+        db[bad] = rng.integers(-99, 100, (int(bad.sum()), L))
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """K = 2 (the padded count rule is sound there): an empty match set and one match."""
+    """K = 2100 (two groups, where the slot rule is sound on the GPU path) with Km = 0, 1, 2 planted matches."""
     os.environ.setdefault("HEPKG_RNS_XP", "numpy")
     ctx = he.context("rns", PARAMS, rotations=gpu.key_plan("bsgs-tbs", L, SLOTS)["generated"], policy="exact",
                      insecure=True)
     rng = np.random.default_rng(5)
     q = rng.integers(-99, 100, L).astype(float)
-    db = rng.integers(-99, 100, (2, L)).astype(float)
-    folder = tmp_path_factory.mktemp("tiny")
-    none = Enroller(ctx.public()).enroll(db, folder / "none")
-    db[1] = q + rng.integers(-2, 3, L)
-    one = Enroller(ctx.public()).enroll(db, folder / "one")
-    return ctx, Client(ctx).query(q), none, one
+    db = _clean_database(rng, q, 2100)
+    folder, dbs = tmp_path_factory.mktemp("tiny"), {}
+    for Km, rows in ((0, []), (1, [2050]), (2, [7, 2099])):   # slot 2 of group 1; slot 7 of group 0 and 51 of 1
+        planted = db.copy()
+        planted[rows] = q + rng.integers(-2, 3, (len(rows), L))
+        dbs[Km] = Enroller(ctx.public()).enroll(planted, folder / f"km{Km}")
+    return ctx, Client(ctx).query(q), dbs
 
 
 def test_tbs_frees_its_temporary_keys_and_decides_membership(tiny):
-    ctx, query, none, one = tiny
+    """Km = 0, 1, 2: the slot rule (GPU path) on the "slots" answer says member iff Km > 0; the "sum" answer's
+    count is the slot values' sum; the temporary keys are gone."""
+    ctx, query, dbs = tiny
     plan = gpu.key_plan("bsgs-tbs", L, SLOTS)
     verdicts = []
-    for db in (none, one):
+    for Km, db in dbs.items():
         server = gpu.DeviceServer(ctx.to_bytes(), db, "bsgs-tbs")
         assert sorted(server.ctx.keys.steps) == plan["device"] and sorted(server.host.keys.steps) == plan["host"]
         assert sorted(server.ctx._eng.keys.galois) == plan["device"]      # the engine let the keys go
         with pytest.raises(he.MissingRotationKey):
             server.ctx.rotate(server.diagonals[0][0], -6)                  # a temporary key, freed
-        rule = gpu.PaddedCount(db.layout)
+        rule = SlotRule(8, db.layout, path="gpu")
+        assert db.layout.groups == 2 and rule.sound
+        values = Client(ctx).slot_values(server.membership(query, aggregate="slots"))
+        assert server.counts["aggregation_rotations"] == 0 and server.transfers["down_cts"] == 1
         count = Client(ctx).count(server.membership(query))
-        assert rule.sound and count == pytest.approx(rule.padding * rule.at_zero + rule.real(count))
-        verdicts.append(rule.member(count))
-    assert verdicts == [False, True]
+        assert count == pytest.approx(values.sum(), abs=SLOTS * 1e-5)
+        corrected = rule.corrected(values)
+        assert (corrected > rule.thresholds).sum() == Km                # each planted match lifts its own slot
+        verdicts.append(rule.member(values))
+    assert verdicts == [False, True, True]
+    assert not SlotRule(8, Layout(2 * SLOTS + 1, L, SLOTS), path="gpu").sound   # three groups: not at degree 13
+    with pytest.raises(ValueError, match="aggregate"):
+        server.membership(query, aggregate="max")
 
 
 def test_refusals(tiny, monkeypatch):
-    ctx, _, none, _ = tiny
+    ctx, _, dbs = tiny
+    none = dbs[0]
     with pytest.raises(ValueError, match="pre-rotation by n1=6"):
         gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbe")
     with pytest.raises(he.MissingRotationKey, match="HyDia-GPU-DG needs keys"):
         gpu.DeviceServer(ctx.to_bytes(), none, "hydia-dg")
     monkeypatch.setattr(rdev, "free_bytes", lambda xp: 10 ** 6)
-    with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2"):
+    with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2100"):
         gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
                                                                                      10 ** 9))
 
@@ -163,11 +182,12 @@ def test_tbs_on_a_gpu_agrees_with_numpy(tiny, monkeypatch):
     """The same pipeline with the rns engine on CuPy: the device's properties size the pool, CUDA events time
     the phases, device memory is measured, and the answer equals the numpy pipeline's."""
     cupy_or_skip()
-    ctx, query, _, one = tiny
-    ref = Client(ctx).count(gpu.DeviceServer(ctx.to_bytes(), one, "bsgs-tbs").membership(query))
+    ctx, query, dbs = tiny
+    one = dbs[1]
+    ref = Client(ctx).slot_values(gpu.DeviceServer(ctx.to_bytes(), one, "bsgs-tbs").membership(query, "slots"))
     monkeypatch.setenv("HEPKG_RNS_XP", "cupy")
     server = gpu.DeviceServer(ctx.to_bytes(), one, "bsgs-tbs")
     assert server.device.kind == "cuda" and server.device.sms > 0 and 2 <= server.streams <= 32
-    count = Client(ctx).count(server.membership(query))
-    assert count == pytest.approx(ref, abs=1e-4) and gpu.PaddedCount(one.layout).member(count)
+    values = Client(ctx).slot_values(server.membership(query, "slots"))
+    assert np.abs(values - ref).max() < 1e-4 and SlotRule(8, one.layout, path="gpu").member(values)
     assert server.timer.seconds["similarity_comparison"] > 0 and server.peak_device > 0

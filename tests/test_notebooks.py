@@ -1,6 +1,7 @@
 """Every notebook executes at `quick` scale, and the values it recorded are checked."""
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,6 +153,11 @@ def check_facesearch_gpu(folder):
     t78 = pd.read_csv(folder / "tab7_8_gpu_rows.csv")
     assert t78.correct.astype(bool).all() and (t78.membership_s > 0).all()
     assert set(t78.approach) == {"HyDia-GPU-DG", "BSGS-GPU-TBS", "BSGS-GPU-TBE", "BSGS-CPU-DG"}
+    assert (pd.to_numeric(t2[t2.resource == "down_membership_slots"].ours) == 1).all()   # the slot rule's answer
+    summary = pd.read_csv(folder / "runs_summary.csv")
+    dev = summary[summary.approach != "BSGS-CPU-DG"]    # the slot rule decides where sound (kappa 8: two groups)
+    assert (dev.member_rule == np.where(dev.groups <= 2, "slot rule", "identification")).all()
+    assert dev.member.astype(str).eq(str(True)).all() and dev.truth_member.astype(bool).all()   # Km >= 1 planted
     claims = claims_of(folder)
     for key in ("keys_table2", "eq6_h200", "table2_counts", "upload_small", "correct"):
         assert claims[f"facesearch_gpu.{key}"]["status"] == "holds", claims[f"facesearch_gpu.{key}"]

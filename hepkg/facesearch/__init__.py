@@ -13,7 +13,7 @@ and tables (:mod:`.experiments`, :mod:`.report`); the device-resident pipelines 
 ...                  policy="exact", insecure=True)
 """
 from .chebyshev import DEGREE_FOR_KAPPA, DELTA, compare, compare_numpy, evaluate_chebyshev
-from .gpu import DeviceServer, PaddedCount, key_plan, stream_pool_size
+from .gpu import DeviceServer, key_plan, stream_pool_size
 from .decision import SlotRule, member_from_indicators, paper_member, sound_margin
 from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query
 from .protocol import Client, EncryptedDatabase, Enroller, Server, key_steps
@@ -22,5 +22,5 @@ from .similarity import AUTHORS, METHODS, VARIANT_OF, expected_counts, group_sco
 __all__ = ["DEGREE_FOR_KAPPA", "DELTA", "compare", "compare_numpy", "evaluate_chebyshev", "SlotRule",
            "member_from_indicators", "paper_member", "sound_margin", "Layout", "bsgs_shape",
            "group_diagonals", "normalize", "replicate_query", "Client", "EncryptedDatabase", "Enroller", "Server",
-           "key_steps", "DeviceServer", "PaddedCount", "key_plan", "stream_pool_size", "AUTHORS", "METHODS",
+           "key_steps", "DeviceServer", "key_plan", "stream_pool_size", "AUTHORS", "METHODS",
            "VARIANT_OF", "expected_counts", "group_scores", "query_table", "rotation_steps"]

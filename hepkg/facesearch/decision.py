@@ -18,7 +18,9 @@ leaves at most r hi and one match or more at least match_lo + (r - 1) lo (more m
 rule answers "member" iff some slot exceeds the midpoint of the two bounds, and it is *sound* (never
 wrong for scores outside the margin band, CKKS error included) iff the gap exceeds twice the error at
 r = G. At kappa 8 and margin 0.05 that holds up to G = 17 groups (K <= 2^18 at 2^14 slots); at kappa 10
-up to thousands. What the client learns beyond the count: per slot, the sum over the G groups.
+up to thousands. The GPU pipelines (:meth:`DeviceServer.membership <hepkg.facesearch.gpu.DeviceServer.membership>`)
+use the same rule with ``path="gpu"`` (the step's series alone, degree 13 at kappa 8): sound up to G = 2.
+What the client learns beyond the count: per slot, the sum over the G groups.
 """
 from __future__ import annotations
 

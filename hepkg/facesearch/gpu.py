@@ -13,8 +13,9 @@ Three variants, resident on the device from query upload to result download:
 
 Per group: similarity, then the comparison (the paper's GPU path: the Chebyshev series of the step
 alone, degree 13 at kappa 8, no f4, :func:`~hepkg.facesearch.chebyshev.compare` with ``path='gpu'``).
-Membership adds the groups' comparisons by a tree and sums the slots by rotate-and-sum (one
-ciphertext downloaded); identification downloads the G comparison ciphertexts. Groups run in waves
+Membership adds the groups' comparisons by a tree and (the paper's) sums the slots by rotate-and-sum, or
+(for the slot rule) not; one ciphertext downloaded either way. Identification downloads the G comparison
+ciphertexts. Groups run in waves
 of S over a pool of streams, S from Eq. 6 (:func:`stream_pool_size`) and the device's properties.
 
 The device is whatever the ``rns`` engine runs on (``HEPKG_RNS_XP``: numpy on the CPU, cupy on an
@@ -28,12 +29,11 @@ keeps the baby steps only, its device context the giant and power-of-two steps (
 negative giant steps until the diagonals are pre-rotated). Dropping keys is the one step outside the
 backend protocol (:func:`_keep_keys`: the rns engine's ``free_rotation_keys``).
 
-Membership decision (:class:`PaddedCount`): the client knows K and the layout, so it subtracts the
-exact value of the comparison polynomial at the G * slots - K padding slots (score 0) from the
-decrypted count, and compares what remains with a bound of the residual of the K real entries. It is
-provably right only where that bound separates one match from none (:attr:`PaddedCount.sound`);
-elsewhere membership is decided from the identification answer. Kept apart from
-:mod:`hepkg.facesearch.decision` on purpose: the two are to be unified.
+Membership decision: :class:`~hepkg.facesearch.decision.SlotRule` with ``path="gpu"`` on the answer
+aggregated by ``"slots"`` (:meth:`DeviceServer.membership`: the groups' tree reduction alone, no rotation,
+still one ciphertext down), where the rule is sound (kappa 8, margin 0.05: G <= 2 groups at degree 13);
+elsewhere membership is decided from the identification answer. :func:`measure` records both and the
+paper's rule on the rotate-and-sum count beside them.
 """
 from __future__ import annotations
 
@@ -50,10 +50,12 @@ from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 from hepkg.rns import device as rdev
 
 from . import chebyshev
+from .decision import SlotRule, paper_member
 from .packing import Layout, bsgs_shape
+from .protocol import AGGREGATES
 
 __all__ = ["VARIANTS", "PAPER_NAME", "DeviceInfo", "device_info", "stream_pool_size", "key_plan", "memory_estimate",
-           "PhaseTimer", "PaddedCount", "DeviceServer", "expected_table2"]
+           "PhaseTimer", "DeviceServer", "expected_table2"]
 
 VARIANTS = ("hydia-dg", "bsgs-tbs", "bsgs-tbe")
 #: the paper's names (RTX / H200 in the paper; "GPU" for whichever device runs them here)
@@ -220,58 +222,6 @@ def _array_module(name: str):
             os.environ["HEPKG_RNS_XP"] = old
 
 
-# ---------------------------------------------------------------------------- the membership decision
-
-@dataclass(frozen=True)
-class PaddedCount:
-    """Membership from the summed comparison, with the padding slots' exact contribution taken out.
-
-    The G * slots summed values are K real entries and ``padding`` slots that hold score 0, where the
-    polynomial p is exactly p(0). ``real(count) = count - padding * p(0)``. Real non-matches (scores
-    below delta - margin) give p in [lo, hi]; matches (above delta + margin) at least ``match_lo``. The
-    rule says "member" iff real(count) > K max(hi, 0) + slack, and is ``sound`` (right for every
-    database whose scores avoid the margin band) iff match_lo + (K - 1) min(lo, 0) exceeds that."""
-    layout: Layout
-    kappa: int = 8
-    delta: float = chebyshev.DELTA
-    margin: float = 0.05
-    slack: float = 0.05
-
-    def _p(self, x):
-        return chebyshev.compare_numpy(x, self.kappa, delta=self.delta, path="gpu")
-
-    @property
-    def padding(self) -> int:
-        return self.layout.groups * self.layout.slots - self.layout.K
-
-    @property
-    def at_zero(self) -> float:
-        return float(self._p(0.0))
-
-    @property
-    def residual(self) -> tuple[float, float]:
-        v = self._p(np.linspace(-1.0, self.delta - self.margin, 20001))
-        return float(v.min()), float(v.max())
-
-    @property
-    def match_lo(self) -> float:
-        return float(self._p(np.linspace(self.delta + self.margin, 1.0, 20001)).min())
-
-    @property
-    def threshold(self) -> float:
-        return self.layout.K * max(self.residual[1], 0.0) + self.slack
-
-    @property
-    def sound(self) -> bool:
-        return self.match_lo + (self.layout.K - 1) * min(self.residual[0], 0.0) > self.threshold
-
-    def real(self, count: float) -> float:
-        return float(count) - self.padding * self.at_zero
-
-    def member(self, count: float) -> bool:
-        return bool(self.real(count) > self.threshold)
-
-
 # ---------------------------------------------------------------------------- the server
 
 class DeviceServer:
@@ -403,14 +353,20 @@ class DeviceServer:
         self.counts.update(giant_rotations=ops["rotate"], mul_ct=ops["mul_ct"], relinearize=ops["relinearize"])
         return out
 
-    def membership(self, query: bytes) -> bytes:
-        """Algorithm 3: tree reduction of the groups' comparisons, rotate-and-sum, one ciphertext down."""
+    def membership(self, query: bytes, aggregate: str = "sum") -> bytes:
+        """Algorithm 3: tree reduction of the groups' comparisons, then (``aggregate="sum"``, the paper's)
+        rotate-and-sum, the count in every slot; ``"slots"``: the tree reduction alone, per slot the sum over the
+        groups, for :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). One ciphertext down either way."""
+        if aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         level = self.compared(query)
         with self.timer.phase("aggregation"), self.ctx.counting() as ops:
             while len(level) > 1:
                 level = [self.ctx.add(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                          for i in range(0, len(level), 2)]
-            total = rotate_and_sum(self.ctx, level[0], self.layout.slots)
+            total = level[0]
+            if aggregate == "sum":
+                total = rotate_and_sum(self.ctx, total, self.layout.slots)
         self.counts["aggregation_rotations"] = ops["rotate"]
         with self.timer.phase("download"):
             out = self.ctx.serialize(total)
@@ -429,14 +385,16 @@ class DeviceServer:
 
 
 def expected_table2(variant: str, l: int, groups: int, n1: int | None = None) -> dict:
-    """Table 2's per-query counts in closed form (the similarity; the slot sum's rotations apart)."""
+    """Table 2's per-query counts in closed form (the similarity; the slot sum's rotations apart); the
+    ``"slots"`` membership answer (no slot sum) is one ciphertext down too."""
     _check_variant(variant)
     if variant == "hydia-dg":
         return dict(baby_rotations=l - 1, giant_rotations=0, online_rotations=l - 1, mul_per_group=l, up_cts=1,
-                    down_membership=1, down_identification=groups)
+                    down_membership=1, down_membership_slots=1, down_identification=groups)
     n1, n2 = bsgs_shape(l, n1)
     return dict(baby_rotations=n1 - 1, giant_rotations=(n2 - 1) * groups, online_rotations=(n1 - 1) + (n2 - 1) * groups,
-                mul_per_group=l, up_cts=n1, down_membership=1, down_identification=groups)
+                mul_per_group=l, up_cts=n1, down_membership=1, down_membership_slots=1,
+                down_identification=groups)
 
 
 
@@ -465,16 +423,23 @@ def _client_context(params: str, steps: tuple, insecure: bool):
 
 def measure(config: dict) -> list[dict]:
     """One database, every variant of ``config['variants']`` (and, with ``cpu_baseline``, the CPU
-    BSGS-Diagonal on the same machine): setup, then ``reps`` membership and identification queries each.
+    BSGS-Diagonal on the same machine): setup, then ``reps`` rounds of three queries each: membership as the
+    paper's (``aggregate="sum"``, timed: ``membership_s``, its transfers Table 2's), membership for the slot rule
+    (``"slots"``: ``membership_slots_s``, ``membership_slots_*`` transfers) and identification.
 
-    ``config``: params, K, Km, l, kappa, reps, seed, insecure, variants, cpu_baseline, n1 (optional). One
-    client context holds the union of the variants' keys (each server keeps only its plan's), reused across
-    calls (``keygen_s`` is then 0). Every query is checked against numpy: the decrypted count against the
-    polynomial summed over the plaintext scores (padding included), the membership decision against the
-    same rule on that numpy count, and the identified indices against the numpy polynomial's;
-    ``planted_found`` says whether the planted matches are among them. One row per variant and repetition;
-    a variant whose memory estimate does not fit the device gets one row with ``status`` 'refused: ...'
-    (the paper's out-of-memory cells)."""
+    ``config``: params, K, Km, l, kappa, reps, seed, insecure, variants, cpu_baseline, n1, margin (the slot
+    rule's, 0.05; all optional but the first five). One client context holds the union of the variants' keys
+    (each server keeps only its plan's), reused across calls (``keygen_s`` is then 0). Membership is decided
+    (``member``, ``member_rule``) by :class:`~hepkg.facesearch.decision.SlotRule` (GPU path) on the "slots"
+    answer where it is sound (``slot_sound``), else from the identification answer; ``slot_member`` and
+    ``paper_member`` (the paper's rule on the summed count) are recorded either way. Every query is checked
+    against numpy on the plaintext scores: the count and the slot values against the polynomial summed
+    (``count_error``, ``slot_error``), each decision against the same rule on those numpy values, the
+    identified indices against the numpy polynomial's; ``truth_member`` (some score >= delta) must equal
+    ``member`` unless a score lies within the margin of delta (``in_band``, where neither rule is guaranteed).
+    ``correct`` is all of these; ``planted_found`` says whether the planted matches are among the identified.
+    One row per variant and repetition; a variant whose memory estimate does not fit the device gets one row
+    with ``status`` 'refused: ...' (the paper's out-of-memory cells)."""
     import pathlib
     import tempfile
 
@@ -497,14 +462,19 @@ def measure(config: dict) -> list[dict]:
     padded = np.zeros(layout.groups * slots)
     padded[:K] = scores
     p = chebyshev.compare_numpy(padded, kappa, path="gpu")
-    want_ids, numpy_count = _identified(p[:K]), float(p.sum())
-    rule = PaddedCount(layout, kappa)
+    rule = SlotRule(kappa, layout, margin=config.get("margin", 0.05), path="gpu")
+    want_ids, numpy_count, numpy_slots = _identified(p[:K]), float(p.sum()), p.reshape(layout.groups, slots).sum(0)
     client, public = Client(ctx), ctx.to_bytes()
     enroller = Enroller(ctx.public())
     xp_name = os.environ.get("HEPKG_RNS_XP", "numpy")
+    numpy_slot_member = rule.member(numpy_slots)
     base = dict(params=params, N=2 * slots, K=K, Km=config["Km"], l=l, kappa=kappa, groups=layout.groups, xp=xp_name,
-                keygen_s=keygen_s, rule_sound=rule.sound, numpy_count=numpy_count,
-                member_numpy=rule.member(numpy_count) if rule.sound else bool(want_ids))
+                keygen_s=keygen_s)
+    decision = dict(slot_sound=rule.sound, numpy_count=numpy_count,
+                    member_rule="slot rule" if rule.sound else "identification",
+                    member_numpy=numpy_slot_member if rule.sound else bool(want_ids),
+                    truth_member=bool((scores >= chebyshev.DELTA).any()),
+                    in_band=bool((np.abs(scores - chebyshev.DELTA) < rule.margin).any()))
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-fsgpu-") as tmp:
         dbs = {}
@@ -533,27 +503,37 @@ def measure(config: dict) -> list[dict]:
                 answer = server.membership(query)
                 membership_s = time.perf_counter() - t
                 m_phase, m_tr, m_counts = dict(server.timer.seconds), dict(server.transfers), dict(server.counts)
+                t = time.perf_counter()
+                slot_answer = server.membership(query, aggregate="slots")
+                slots_s, s_tr = time.perf_counter() - t, dict(server.transfers)
+                s_rot = server.counts["aggregation_rotations"]
                 server.timer.seconds.clear()
                 t = time.perf_counter()
                 ids = client.indicators(server.identify(query), layout)
                 identify_s = time.perf_counter() - t
-                count = client.count(answer)
-                got_ids = _identified(ids)
-                member = rule.member(count) if rule.sound else bool(got_ids)
-                rows.append(base | dict(
+                count, slot_values = client.count(answer), client.slot_values(slot_answer)[:slots]
+                got_ids, slot_member, paper = _identified(ids), rule.member(slot_values), paper_member(count)
+                member = slot_member if rule.sound else bool(got_ids)
+                rows.append(base | decision | dict(
                     variant=v, approach=PAPER_NAME[v], status="measured", rep=rep, device=dev.name,
                     device_kind=dev.kind, sms=dev.sms,
                     enroll_s=enroll_s, setup_s=server.stats["setup_s"], membership_s=membership_s,
-                    identify_s=identify_s, **{f"phase_{k}_s": s for k, s in m_phase.items()},
+                    membership_slots_s=slots_s, identify_s=identify_s,
+                    **{f"phase_{k}_s": s for k, s in m_phase.items()},
                     **{f"membership_{k}": x for k, x in m_tr.items()},
+                    **{f"membership_slots_{k}": x for k, x in s_tr.items()},
+                    membership_slots_aggregation_rotations=s_rot,
                     **{f"identify_{k}": x for k, x in server.transfers.items()}, **m_counts,
                     **{k: x for k, x in server.stats.items() if k != "setup_s"},
                     estimate_online_bytes=server.estimate["online"],
                     estimate_setup_bytes=server.estimate["setup"], device_peak_bytes=server.peak_device,
                     rss_peak_bytes=peak_rss(), count=count, count_error=abs(count - numpy_count),
-                    ids_error=float(np.abs(ids - p[:K]).max()), member=member,
-                    member_rule="padded count" if rule.sound else "identification",
-                    correct=bool(got_ids == want_ids and member == base["member_numpy"]),
+                    slot_error=float(np.abs(slot_values - numpy_slots).max()),
+                    ids_error=float(np.abs(ids - p[:K]).max()), member=member, slot_member=slot_member,
+                    paper_member=paper,
+                    correct=bool(got_ids == want_ids and member == decision["member_numpy"]
+                                 and slot_member == numpy_slot_member and paper == paper_member(numpy_count)
+                                 and (decision["in_band"] or member == decision["truth_member"])),
                     planted_found=bool(set(data.matches.tolist()) <= set(got_ids))))
             del server
         if config.get("cpu_baseline"):

@@ -1,6 +1,8 @@
 """Tables, figures and claims of the GPU section (face-search paper Sec. 5-6.4, 6.6; Tables 2, 7, 8; Figs. 4-5).
 
-Shaped from the raw table of :func:`hepkg.facesearch.gpu.measure` rows. Rows measured without a GPU
+Shaped from the raw table of :func:`hepkg.facesearch.gpu.measure` rows. Membership is decided by the slot rule
+(:class:`~hepkg.facesearch.decision.SlotRule`, GPU path) where it is sound, else from the identification answer;
+the summary says which, and the paper's rule on the summed count beside it. Rows measured without a GPU
 (``device_kind`` 'cpu stand-in': the rns engine on numpy) are CPU measurements at the ring they ran at and
 are labelled so; every claim about GPU time or GPU memory then reads ``not measured``.
 """
@@ -24,8 +26,17 @@ def _q(s, p):
     return float(np.nanquantile(s.astype(float), p)) if s.notna().any() else np.nan
 
 
+def _all(g, column):
+    """The rows' common decision in ``column`` (None if absent, 'mixed' if they differ)."""
+    if column not in g or g[column].isna().all():
+        return None
+    values = set(g[column].astype(bool))
+    return values.pop() if len(values) == 1 else "mixed"
+
+
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per K and approach: median [quartiles] of membership and identification time, setup, memory, keys."""
+    """Per K and approach: median [quartiles] of membership and identification time, setup, memory, keys; the
+    membership decisions (the deciding rule, the slot rule's and the paper's, the truth)."""
     def one(g):
         first = g.iloc[0]
         return pd.Series(dict(
@@ -36,7 +47,9 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
             device_peak_gb=g.device_peak_bytes.max() / 1e9 if "device_peak_bytes" in g else np.nan,
             estimate_gb=g.estimate_bytes.max() / 1e9 if "estimate_bytes" in g else np.nan,
             keys_generated=first.get("keys_generated"), keys_device=first.get("keys_device"),
-            streams=first.get("streams"), correct=bool(g.correct.astype(bool).all()),
+            streams=first.get("streams"), member_rule=first.get("member_rule"), truth_member=first.get("truth_member"),
+            in_band=first.get("in_band"), member=_all(g, "member"), slot_member=_all(g, "slot_member"),
+            paper_member=_all(g, "paper_member"), correct=bool(g.correct.astype(bool).all()),
             planted_found=bool(g.planted_found.astype(bool).all())))
     runs = runs[runs.status == "measured"]
     out = pd.DataFrame([dict(K=K, approach=a, **one(g)) for (K, a), g in runs.groupby(["K", "approach"], sort=False)])
@@ -51,7 +64,8 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 def table2(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 2 as measured: per variant, the counted per-query operations and transfers at this run's l, n1, G
-    beside the closed forms at the same sizes and the paper's column (l = 512, n1 = 23)."""
+    beside the closed forms at the same sizes and the paper's column (l = 512, n1 = 23); the slot rule's
+    membership answer (no slot sum) is counted beside the paper's."""
     dev = runs[(runs.status == "measured") & runs.approach.isin(gpu.PAPER_NAME.values())]
     rows = []
     for variant, name in gpu.PAPER_NAME.items():
@@ -66,14 +80,15 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
         baby = r.get("baby_rotations_device") if variant == "hydia-dg" else r.get("baby_rotations_host")
         ours = dict(baby_rotations=baby, giant_rotations=r.giant_rotations, mul_per_group=r.similarity_mul_ct / G,
                     up_cts=r.membership_up_cts, down_membership=r.membership_down_cts,
-                    down_identification=r.identify_down_cts)
+                    down_membership_slots=r.membership_slots_down_cts, down_identification=r.identify_down_cts)
         ours["online_rotations"] = ours["baby_rotations"] + ours["giant_rotations"]
         paper_forms = dict(baby_rotations=PAPER.DIM - 1 if variant == "hydia-dg" else n1p - 1,
                            giant_rotations=0 if variant == "hydia-dg" else f"(n2-1)G = {n2p - 1}G",
                            online_rotations=PAPER.DIM - 1 if variant == "hydia-dg" else f"{n1p - 1} + {n2p - 1}G",
-                           mul_per_group=PAPER.DIM, up_cts=paper["up_cts"], down_membership=1, down_identification="G")
+                           mul_per_group=PAPER.DIM, up_cts=paper["up_cts"], down_membership=1,
+                           down_membership_slots="(hepkg's slot rule)", down_identification="G")
         for what in ("baby_rotations", "giant_rotations", "online_rotations", "mul_per_group", "up_cts",
-                     "down_membership", "down_identification"):
+                     "down_membership", "down_membership_slots", "down_identification"):
             rows.append(dict(resource=what, approach=name, l=l, n1=bsgs_shape(l)[0] if variant != "hydia-dg" else l,
                              groups=G, ours=float(ours[what]), expected=exp[what], paper=paper_forms[what]))
         plan = gpu.key_plan(variant, PAPER.DIM, PAPER.SLOTS, PAPER.N1)
@@ -87,6 +102,8 @@ def table2(runs: pd.DataFrame) -> pd.DataFrame:
                       paper=f"{PAPER.CT_MB if variant == 'hydia-dg' else PAPER.BABY_UPLOAD_MB} MB"),
                  dict(resource="down_bytes_membership", approach=name, l=l, groups=G,
                       ours=float(r.membership_down_bytes), paper=f"{PAPER.CT_MB} MB"),
+                 dict(resource="down_bytes_membership_slots", approach=name, l=l, groups=G,
+                      ours=float(r.membership_slots_down_bytes), paper="(hepkg's slot rule)"),
                  dict(resource="down_bytes_identification", approach=name, l=l, groups=G,
                       ours=float(r.identify_down_bytes), paper=f"G x {PAPER.CT_MB} MB"),
                  dict(resource="device_memory_estimate_gb", approach=name, l=l, groups=G, ours=r.estimate_bytes / 1e9,
@@ -113,7 +130,8 @@ def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         row = dict(K=r.K, approach=r.approach, status=r.status, membership_s=r.membership_s,
                    membership_q1=r.membership_q1, membership_q3=r.membership_q3, identify_s=r.identify_s,
                    setup_s=r.setup_s, ram_gb=r.rss_gb, device_peak_gb=r.device_peak_gb, estimate_gb=r.estimate_gb,
-                   keys_device=r.keys_device, speedup_vs_cpu_bsgs=r.speedup_vs_cpu_bsgs, correct=r.correct)
+                   keys_device=r.keys_device, speedup_vs_cpu_bsgs=r.speedup_vs_cpu_bsgs,
+                   member_rule=r.get("member_rule"), correct=r.correct)
         for g in ("RTX", "H200"):
             hit = paper[(paper.K == r.K) & (paper.variant == r.approach) & (paper.gpu == g)]
             row[f"paper_{g}_membership_s"] = hit.membership_s.iloc[0] if len(hit) else np.nan
@@ -254,9 +272,11 @@ def claims(R: dict) -> list[Claim]:
               lambda _: (bool((t2[t2.resource == "up_cts"].ours < t2[t2.resource == "up_cts"].l / 4).all()),
                          t2[t2.resource.isin(["up_cts", "up_bytes_per_query"])][["approach", "resource", "ours", "l"]]
                          .to_dict("records"))),
-        Claim("facesearch_gpu.correct", "every query: identified indices and membership decision equal numpy's on the "
+        Claim("facesearch_gpu.correct", "every query: identified indices and membership decisions (the slot rule's, "
+              "deciding where sound, else the identification's; the paper's rule on the count) equal numpy's on the "
               "plaintext scores (Sec. 6.2's correctness validation)", "Sec. 6.2",
-              lambda _: (bool(S.correct.all()), S[["K", "approach", "correct", "planted_found"]].to_dict("records"))),
+              lambda _: (bool(S.correct.all()), S[["K", "approach", "member_rule", "member", "paper_member", "correct",
+                                                    "planted_found"]].to_dict("records"))),
         Claim("facesearch_gpu.tbs_membership_2p14", "BSGS-H200-TBS answers membership in 0.20 s at K <= 2^14 (tested: "
               "within 2x, 0.40 s, on the GPU here)", "Table 7", time_claim("BSGS-GPU-TBS", 2 ** 14, 0.40)),
         Claim("facesearch_gpu.tbs_membership_2p16", "BSGS-H200-TBS answers membership in 2.58 s at K = 2^16", "Table 8",
