@@ -4,6 +4,8 @@ import gzip
 import http.server
 import io
 import json
+import subprocess
+import sys
 import tarfile
 import threading
 
@@ -191,10 +193,22 @@ def cache_is_clean():
         (not registry.exists() or "bad" not in json.loads(registry.read_text()))
 
 
+def _tarball(name: str, mtx: bytes) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo(f"{name}/{name}.mtx")
+        info.size = len(mtx)
+        tar.addfile(info, io.BytesIO(mtx))
+    return out.getvalue()
+
+
 @pytest.mark.parametrize("served, reason", [
     (b"<!DOCTYPE html><html><body>Not found</body></html>", "an HTML page, not a gzip tarball"),
     ("truncated", "truncated"),
     ("wrong member", "no member bad/bad.mtx"),
+    # issue 27, item 2: a valid tarball whose .mtx body is cut short passed the header-only check and was cached
+    # (the body cut inside a number, which crashed scipy, is test_truncated_download_does_not_kill_the_interpreter)
+    (_tarball("bad", b"%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.0\n"), "does not parse whole"),
 ])
 def test_bad_download_never_enters_the_cache(suitesparse_server, served, reason):
     url, tarball, expected = suitesparse_server
@@ -211,6 +225,36 @@ def test_bad_download_never_enters_the_cache(suitesparse_server, served, reason)
                 member.name = member.name.replace("tiny", "bad")
                 tar.addfile(member, io.BytesIO(data))
     assert (load_matrix("Grp/bad", base_url=url, progress=False) != expected).nnz == 0
+
+
+@pytest.mark.parametrize("ending", ["1.5E-", "1.5E", "1.5e+", "2 ", "1 1"])
+def test_truncated_mtx_does_not_kill_the_interpreter(tmp_path, ending):
+    """Issue 27, item 2: scipy 1.15.3's mmread segfaults on a last line cut short without its newline.
+    Run in a subprocess, so that a regression fails this test instead of killing pytest."""
+    path = tmp_path / "cut.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 {ending}")
+    code = ("import sys; from hepkg.datasets import load_matrix, CorruptMatrixFile\n"
+            "try:\n    load_matrix(sys.argv[1])\nexcept CorruptMatrixFile as exc:\n    print('refused:', exc)\n"
+            "print(load_matrix('mycielskian4').nnz)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"refused: {path} does not parse as a matrix" in out.stdout and "crashed (SIGSEGV)" in out.stdout
+    assert out.stdout.strip().endswith("40")  # the interpreter lives on and loads the next matrix
+
+
+def test_truncated_download_does_not_kill_the_interpreter(suitesparse_server):
+    """Issue 27, item 2: a tarball whose .mtx ends inside a number (``1.5E-``) passed the header-only check,
+    was cached, and crashed every load. In a subprocess, so that a regression cannot kill pytest."""
+    url, tarball, _ = suitesparse_server
+    tarball.with_name("bad.tar.gz").write_bytes(
+        _tarball("bad", b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 1.5E-"))
+    code = ("import sys; from hepkg.datasets import load_matrix, CorruptDownload\n"
+            "try:\n    load_matrix('Grp/bad', base_url=sys.argv[1], progress=False)\n"
+            "except CorruptDownload as exc:\n    print('refused:', exc)\n")
+    out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused:" in out.stdout and "bad/bad.mtx does not parse whole" in out.stdout and "SIGSEGV" in out.stdout
+    assert cache_is_clean()
 
 
 def test_corrupt_cached_file_names_itself_and_the_fix(suitesparse_server):

@@ -19,9 +19,12 @@ exactly: a variant such as ``ca-AstroPh_LCC_VARIANT`` is loaded only under its o
 Matrices come back as canonical CSR (Matrix Market symmetric storage expanded).
 
 Bad files: a download enters the cache only once it opens as a gzip tarball holding
-``<name>/<name>.mtx`` with a Matrix Market header (:class:`~hepkg.datasets.fetch.CorruptDownload`
+``<name>/<name>.mtx`` that parses whole (:class:`~hepkg.datasets.fetch.CorruptDownload`
 otherwise, nothing cached); a file that fails to parse later raises :class:`CorruptMatrixFile`
 naming it and the fix; a pinned ``sha256`` is checked against whichever file is loaded.
+Every file is parsed in a forked child (:func:`hepkg.he.guard.isolated`): scipy 1.15.3's
+``mmread`` (fast_matrix_market) dies with SIGSEGV on a last line cut short without its newline
+(``1.5E-``, ``1.5E``, ``2 `` ...), an upstream defect that would otherwise take the interpreter down.
 """
 from __future__ import annotations
 
@@ -38,6 +41,8 @@ import scipy.io
 import scipy.sparse as sp
 
 from hepkg import paths
+from hepkg.he.errors import CorruptedData
+from hepkg.he.guard import isolated
 
 from . import fetch as dl
 from .mycielski import mycielskian, mycielskian_size
@@ -108,10 +113,10 @@ def read_matrix(path) -> sp.csr_matrix:
     CorruptMatrixFile (naming the file) when it does not parse."""
     path = pathlib.Path(path)
     try:
-        return _read(path)
+        return isolated(_read, path, what=str(path), size=path.stat().st_size, timed=False)
     except CorruptMatrixFile:
         raise
-    except _READ_ERRORS as exc:
+    except (CorruptedData,) + _READ_ERRORS as exc:
         raise CorruptMatrixFile(f"{path} does not parse as a matrix ({type(exc).__name__}: {exc}); replace it, or "
                                 f"delete it if it is in hepkg's cache ({paths.cache('matrices')}) so that it is "
                                 f"downloaded again") from exc
@@ -120,10 +125,7 @@ def read_matrix(path) -> sp.csr_matrix:
 def _read(path: pathlib.Path) -> sp.csr_matrix:
     name = path.name
     if name.endswith(".tar.gz"):
-        base = name[:-len(".tar.gz")]
-        with tarfile.open(path, "r:gz") as tar:
-            fh = tar.extractfile(_tar_member(tar, base))
-            m = scipy.io.mmread(fh)
+        m = _read_tarball(path, name[:-len(".tar.gz")])
     elif name.endswith((".mtx", ".mtx.gz")):
         m = scipy.io.mmread(path)
     elif name.endswith((".txt", ".txt.gz")):
@@ -133,9 +135,19 @@ def _read(path: pathlib.Path) -> sp.csr_matrix:
     else:
         raise CorruptMatrixFile(f"{path}: unknown matrix file type (expected .mtx, .mtx.gz, .tar.gz, .txt, .txt.gz, "
                                 f".npz)")
+    return _canonical(m)
+
+
+def _canonical(m) -> sp.csr_matrix:
+    """Canonical CSR: duplicates summed, indices sorted."""
     out = sp.csr_matrix(m)
     out.sum_duplicates()
     return out
+
+
+def _read_tarball(path: pathlib.Path, name: str):
+    with tarfile.open(path, "r:gz") as tar:
+        return scipy.io.mmread(tar.extractfile(_tar_member(tar, name)))
 
 
 def _split(name: str) -> tuple[str | None, str]:
@@ -179,17 +191,19 @@ def load_matrix(name: str, *, data_dir=None, download: bool = True, base_url: st
                   f"(see https://sparse.tamu.edu) to download it")
     else:
         url = dl.suitesparse_url(group, base, base_url)
+        parsed = []
         try:
-            path = dl.download(url, cache / f"{base}.tar.gz", sha256=sha256, progress=progress,
-                               validate=lambda tmp: _check_tarball(tmp, base))
-            return read_matrix(path)
+            dl.download(url, cache / f"{base}.tar.gz", sha256=sha256, progress=progress,
+                        validate=lambda tmp: parsed.append(_check_tarball(tmp, base)))
+            return parsed[-1]
         except (urllib.error.URLError, OSError) as exc:
             reason = f"download of {url} failed: {getattr(exc, 'reason', exc)}"
     raise MatrixNotFound(f"matrix {name!r} not found. Searched:\n  " + "\n  ".join(searched) + f"\nand: {reason}")
 
 
-def _check_tarball(path: pathlib.Path, name: str) -> None:
-    """ValueError unless ``path`` is a gzip tarball whose ``<name>/<name>.mtx`` has a Matrix Market header."""
+def _check_tarball(path: pathlib.Path, name: str) -> sp.csr_matrix:
+    """The matrix of ``path``; ValueError unless it is a gzip tarball whose ``<name>/<name>.mtx`` is a
+    Matrix Market file that parses whole (in a forked child: see the module docstring)."""
     with open(path, "rb") as fh:
         start = fh.read(64)
     if start[:2] != b"\x1f\x8b":
@@ -202,6 +216,11 @@ def _check_tarball(path: pathlib.Path, name: str) -> None:
         raise ValueError(f"a damaged or truncated gzip tarball ({type(exc).__name__}: {exc})") from None
     if not lines[0].startswith("%%MatrixMarket"):
         raise ValueError(f"{name}/{name}.mtx is not a Matrix Market file")
+    try:
+        m = isolated(_read_tarball, path, name, what=f"{name}/{name}.mtx", size=path.stat().st_size, timed=False)
+    except (CorruptedData,) + _READ_ERRORS as exc:
+        raise ValueError(f"{name}/{name}.mtx does not parse whole ({type(exc).__name__}: {exc})") from None
+    return _canonical(m)
 
 
 def _mm_header(path: pathlib.Path) -> dict:

@@ -235,7 +235,7 @@ class Client:
 
     def decrypt(self, plan, reply: dict[str, bytes]) -> np.ndarray:
         sizes = plan.result_sizes()
-        return plan.assemble({name: self.ctx.decrypt(self.ctx.deserialize(data), sizes[name])
+        return plan.assemble({name: self.ctx.decrypt(self.ctx.deserialize(data, guard=True), sizes[name])
                               for name, data in reply.items()})
 
 
@@ -259,7 +259,7 @@ class Cloud:
         if plan.period != self.ctx.period:
             raise ValueError(f"the plan is for {plan.period}-slot rows, the context has {self.ctx.period}")
         _check_keys(self.ctx, plan.rotation_steps())
-        cts = {name: self.ctx.deserialize(data) for name, data in message.items()}
+        cts = {name: self.ctx.deserialize(data, guard=True) for name, data in message.items()}
         with self.ctx.counting() as ops:
             out = plan.run(self.ctx, cts)
         return {name: self.ctx.serialize(ct) for name, ct in out.items()}, ops

@@ -1,12 +1,15 @@
 """Guarded parsing: run a library parser in a forked child before trusting it in this process.
 
-Some HE libraries do not survive malformed input: OpenFHE's deserializers die with
-SIGSEGV, SIGFPE or an uncaught C++ exception (SIGABRT) on altered bytes. :func:`probe`
-runs the parse in a child made by ``fork`` (copy-on-write: cheap even when this process
-holds gigabytes of keys), with its address space bounded, and reports what happened:
-a crash, a hang or a memory blow-up becomes :class:`CorruptedData`; an ordinary Python
-exception is re-raised here unchanged. Only then does the caller parse for real.
-Where ``fork`` does not exist (Windows) the probe is skipped.
+Some libraries do not survive malformed input: OpenFHE's deserializers die with SIGSEGV,
+SIGFPE or an uncaught C++ exception (SIGABRT) on altered bytes, scipy's Matrix Market reader
+with SIGSEGV on a truncated last line. :func:`isolated` runs a call in a child made by
+``fork`` (copy-on-write: cheap even when this process holds gigabytes of keys), with its
+address space bounded, and returns its (pickled) result: a crash, a hang or a memory blow-up
+becomes :class:`CorruptedData`; an ordinary Python exception is re-raised here unchanged.
+:func:`probe` only checks that the call survives, and the caller then parses for real.
+Where ``fork`` does not exist (Windows) the call runs in this process. A forked child cannot run OpenMP
+parallel regions once the parent has (libgomp's thread pool does not survive ``fork``: the
+child hangs), so code that a probe runs checks :func:`in_child` before any such work.
 """
 from __future__ import annotations
 
@@ -25,16 +28,25 @@ TIMEOUT_S, BYTES_PER_S = 60.0, 20_000_000
 EXTRA_MEMORY, MEMORY_PER_BYTE = 4 << 30, 16
 
 
+_IN_CHILD = [False]
+
+
+def in_child() -> bool:
+    """True inside a probe's forked child."""
+    return _IN_CHILD[0]
+
+
 def _child(fn, args, size: int, out: int) -> None:
-    """Body of the forked child: bounded memory, run ``fn``, report, exit without cleanup."""
+    """Body of the forked child: bounded memory, run ``fn``, report its result, exit without cleanup."""
     code, report = 0, b""
+    _IN_CHILD[0] = True
     faulthandler.disable()  # a crash here is the expected outcome, not a traceback to print
     try:
         import resource  # POSIX only, like fork
 
         limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * size
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-        fn(*args)
+        report = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
         code = 1
         try:
@@ -56,12 +68,12 @@ def _address_space() -> int:
         return 0
 
 
-def _read_all(fd: int, deadline: float) -> bytes | None:
-    """Everything written to ``fd`` until EOF, or None when the deadline passes."""
+def _read_all(fd: int, deadline: float | None) -> bytes | None:
+    """Everything written to ``fd`` until EOF, or None when the deadline (if any) passes."""
     chunks = []
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and (left <= 0 or not select.select([fd], [], [], left)[0]):
             return None
         block = os.read(fd, 1 << 16)
         if not block:
@@ -69,14 +81,25 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
         chunks.append(block)
 
 
+def _survive(fn, *args) -> None:
+    fn(*args)
+
+
 def probe(fn, *args, what: str, size: int = 0) -> None:
     """Run ``fn(*args)`` in a forked child; raise what it raised, or CorruptedData if it died.
 
     ``what`` names the input in messages; ``size`` (bytes parsed) scales the time and
-    memory the child may use.
+    memory the child may use. Where there is no ``fork``, nothing runs (the caller parses anyway).
     """
+    if hasattr(os, "fork"):
+        isolated(_survive, fn, *args, what=what, size=size)
+
+
+def isolated(fn, *args, what: str, size: int = 0, timed: bool = True):
+    """``fn(*args)`` computed in a forked child and returned (it must pickle); what it raised, or
+    CorruptedData if it died. ``timed=False`` lifts the time limit (long legitimate parses)."""
     if not hasattr(os, "fork"):
-        return
+        return fn(*args)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
@@ -84,7 +107,7 @@ def probe(fn, *args, what: str, size: int = 0) -> None:
         _child(fn, args, size, write_end)
     os.close(write_end)
     try:
-        report = _read_all(read_end, time.monotonic() + TIMEOUT_S + size / BYTES_PER_S)
+        report = _read_all(read_end, time.monotonic() + TIMEOUT_S + size / BYTES_PER_S if timed else None)
     finally:
         os.close(read_end)
     if report is None:
@@ -100,3 +123,4 @@ def probe(fn, *args, what: str, size: int = 0) -> None:
         if isinstance(exc, MemoryError):
             raise CorruptedData(f"{what}: parsing exhausted memory (a size field is implausible)") from None
         raise exc
+    return pickle.loads(report)

@@ -37,6 +37,7 @@ parameter set that ran.
 """
 from __future__ import annotations
 
+import functools
 import time
 from functools import cached_property
 
@@ -151,7 +152,7 @@ class ClientA:
         _, _, blobs = messages.unpack(data, "spmv/result")
         if len(blobs) != len(self.plan.blocks):
             raise he.CorruptedData(f"expected {len(self.plan.blocks)} result ciphertexts, got {len(blobs)}")
-        vals = [self.ctx.decrypt(self.ctx.deserialize(b), p1 - p0) for b, (p0, p1) in zip(blobs, self.plan.blocks)]
+        vals = [self.ctx.decrypt(self.ctx.deserialize(b, guard=True), p1 - p0) for b, (p0, p1) in zip(blobs, self.plan.blocks)]
         return decode_result(unpermute(vals, self.plan, self.cssc.RM), self.params, self.encoding)
 
 
@@ -196,7 +197,7 @@ class Cloud:
         if not len(a_blobs) == len(b_blobs) == plan.n_ct:
             raise ValueError(f"the plan has {plan.n_ct} chunks; got {len(a_blobs)} matrix and "
                              f"{len(b_blobs)} vector ciphertexts")
-        deserialize = self.ctx.deserialize
+        deserialize = functools.partial(self.ctx.deserialize, guard=True)  # bytes from the other parties
         results = aggregate(self.ctx, multiply(self.ctx, map(deserialize, a_blobs), map(deserialize, b_blobs)), plan)
         return messages.pack("spmv/result", {}, blobs=[self.ctx.serialize(r) for r in results])
 

@@ -35,6 +35,7 @@ ciphertexts are accepted only with the session's MAC (:mod:`hepkg.he.envelope`).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -48,6 +49,7 @@ import openfhe as ofhe
 from ..context import Context
 from ..envelope import frame, unframe
 from ..errors import ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
+from ..guard import in_child
 
 _BIN = ofhe.BINARY
 #: payload part standing for evaluation keys already in this process's OpenFHE key maps
@@ -99,6 +101,9 @@ def _p_bits(primes: list[int], dnum: int, aux_bits: int, scheme: str) -> tuple[i
 
 #: live hepkg contexts per key tag (their evaluation keys are in OpenFHE's process-wide maps)
 _LIVE: Counter = Counter()
+#: digest of the serialized evaluation keys loaded into the maps per key tag (tags whose keys were
+#: deserialized here, not generated)
+_LOADED: dict[str, bytes] = {}
 
 
 def _release_tag(tag: str) -> None:
@@ -107,18 +112,47 @@ def _release_tag(tag: str) -> None:
     if _LIVE[tag] > 0:
         return
     del _LIVE[tag]
+    _LOADED.pop(tag, None)
+    _drop_tags({tag})
+
+
+def _tags() -> set[str]:
+    """Key tags that have relinearization or rotation keys in OpenFHE's maps."""
+    cc = ofhe.CryptoContext
+    return set(cc.GetAllEvalMultKeys()) | set(cc.GetAllEvalAutomorphismKeys())
+
+
+def _drop_tags(tags: set[str]) -> None:
+    """Remove the keys of ``tags`` from OpenFHE's maps, keeping every other tag's."""
     cc = ofhe.CryptoContext
     mult, auto = cc.GetAllEvalMultKeys(), cc.GetAllEvalAutomorphismKeys()
-    if tag not in mult and tag not in auto:
+    if not tags & (set(mult) | set(auto)):
         return
     ofhe.ClearEvalMultKeys()
     cc.ClearEvalAutomorphismKeys()
     for other, keys in mult.items():
-        if other != tag:
+        if other not in tags:
             cc.InsertEvalMultKey(keys, other)
     for other, keys in auto.items():
-        if other != tag:
+        if other not in tags:
             cc.InsertEvalAutomorphismKey(keys, other)
+
+
+def _digest(mult_b: bytes, galois_b: bytes) -> bytes:
+    """A cryptographic digest of serialized evaluation keys."""
+    h = hashlib.blake2b(digest_size=32)
+    for part in (mult_b, galois_b):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.digest()
+
+
+def _generated_equals(tag: str, mult_b: bytes, galois_b: bytes) -> bool:
+    """Whether the keys this process generated for ``tag`` serialize to exactly these bytes."""
+    cc = ofhe.CryptoContext
+    mult = ofhe.SerializeEvalMultKeyString(_BIN, tag) if tag in cc.GetAllEvalMultKeys() else b""
+    galois = ofhe.SerializeEvalAutomorphismKeyString(_BIN, tag) if tag in cc.GetAllEvalAutomorphismKeys() else b""
+    return (mult, galois) == (mult_b, galois_b)
 
 
 class OpenFHEContext(Context):
@@ -169,6 +203,12 @@ class OpenFHEContext(Context):
         self._order = cc.GetCyclotomicOrder()
         primes, self._p = _moduli(cc, self.scheme)
         self._q = tuple(q.bit_length() for q in primes)
+        if self.scheme != "ckks" and not in_child():
+            # openfhe-python 1.6.1 (upstream defect): the first packed encoding of a parameter set sets up
+            # its encoding tables with OpenFHE's PRNG, and when that first encoding runs in a thread other
+            # than the one that built the context it never returns. One encoding here, in the building
+            # thread, does that setup once (about a millisecond); every thread can encode afterwards.
+            cc.MakePackedPlaintext([0])
 
     def _hold(self, tag: str) -> None:
         """Count this context as a user of ``tag``'s keys until it is closed or collected."""
@@ -263,17 +303,41 @@ class OpenFHEContext(Context):
         in_process = _IN_PROCESS in (mult_b, galois_b)
         if in_process and (mult_b, galois_b) != (_IN_PROCESS, _IN_PROCESS):
             raise CorruptedData("OpenFHE public payload mixes serialized and in-process evaluation keys")
-        # OpenFHE refuses to insert relinearization keys twice for one tag: in the
-        # process holding the secret context they are there already (same keys).
-        if mult_b and not in_process and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
-            ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
-        if galois_b and not in_process:
-            ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
+        if not in_process and (mult_b or galois_b):
+            self._insert_keys(tag, mult_b, galois_b)
         self._hold(tag)
         if in_process:
             self._check_in_process_keys()
         if self.relin_key and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
             raise CorruptedData("the OpenFHE public context carries no relinearization key for its public key")
+
+    def _insert_keys(self, tag: str, mult_b: bytes, galois_b: bytes) -> None:
+        """Put the payload's evaluation keys into OpenFHE's process-wide maps, under ``tag`` only.
+
+        The maps are keyed by the secret key's tag, and OpenFHE keeps the keys a tag already has:
+        keys loaded first under a tag (a forged context that pairs another context's keys with this
+        public key's tag) would serve every later context of that tag. So a tag already held must
+        hold exactly these keys (a second load of the same context), and keys that arrive under any
+        other tag than the public key's are taken out again and refused.
+        """
+        held, digest = _tags(), _digest(mult_b, galois_b)
+        if tag in held:
+            same = _LOADED[tag] == digest if tag in _LOADED else _generated_equals(tag, mult_b, galois_b)
+            if not same:
+                raise CorruptedData(f"the OpenFHE public context's evaluation keys differ from those this process "
+                                    f"already holds for its key tag {tag[:8]}: another context loaded here claims "
+                                    f"the same secret key with other keys (a forged context)")
+            return
+        if mult_b:
+            ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
+        if galois_b:
+            ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
+        foreign = _tags() - held - {tag}
+        if foreign:
+            _drop_tags(foreign | {tag})
+            raise CorruptedData(f"the OpenFHE public context carries evaluation keys of another key tag than its "
+                                f"public key's ({sorted(t[:8] for t in foreign)}, not {tag[:8]})")
+        _LOADED[tag] = digest
 
     def _galois_map(self):
         return self._cc.GetEvalAutomorphismKeyMap(self._tag)
@@ -400,6 +464,15 @@ class OpenFHEContext(Context):
         return ofhe.DeserializeCiphertextString(data, _BIN)
 
     def _check_raw(self, raw, meta: dict) -> None:
+        # An OpenFHE ciphertext carries its own copy of the crypto context. Deserializing one whose copy
+        # differs from this context's (altered parameter bytes) yields a ciphertext of a new crypto
+        # context that parses fine and then kills the process in Decrypt (SIGFPE, SIGABRT). OpenFHE hands
+        # back the one crypto context it holds for equal parameters, so the parsed one must be ours.
+        if raw.GetCryptoContext() is not self._cc:
+            raise CorruptedData(f"the ciphertext payload carries another crypto context than {self.params.name}'s "
+                                f"(altered parameters): OpenFHE would crash decrypting it")
+        if raw.NumberCiphertextElements() != 2:
+            raise CorruptedData(f"the ciphertext payload has {raw.NumberCiphertextElements()} components, not 2")
         if raw.GetKeyTag() != self._tag:
             raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
         if self.scheme != "bgv" and raw.GetLevel() != meta["level"]:

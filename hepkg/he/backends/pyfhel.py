@@ -25,8 +25,10 @@ them; Pyfhel 3.5 makes its keys with SEAL's unseeded ``create_*_keys(out)`` and 
 ones). Loading reads either form.
 
 Roles: Pyfhel dereferences a missing secret key (SIGSEGV) when a public object decrypts or
-measures noise, so a public context holds its Pyfhel object behind :class:`_Public`, which
-raises SecretKeyRequired for every secret-key method instead.
+measures noise, so a public context's Pyfhel object is a :class:`_PublicPyfhel`, a subclass
+whose secret-key methods raise SecretKeyRequired instead. Being the object itself (not a
+wrapper), it is also what every ciphertext of the context refers to (``ct.raw._pyfhel``),
+so ``ct.raw.decrypt()`` raises too.
 """
 from __future__ import annotations
 
@@ -61,22 +63,25 @@ def _seal_moduli(data: bytes) -> tuple[int, list[int]]:
     return n, primes
 
 
-class _Public:
+class _PublicPyfhel(Pyfhel):
     """A Pyfhel object without a secret key: its secret-key methods raise instead of crashing SEAL."""
 
-    _SECRET = ("decrypt", "noise_level", "keyGen", "relinKeyGen", "rotateKeyGen", "to_bytes_secret_key",
-               "save_secret_key", "from_bytes_secret_key", "load_secret_key")
+    SECRET = ("decrypt", "decryptInt", "decryptFrac", "decryptComplex", "decryptBGV", "decryptPtxt", "decryptAInt",
+              "decryptAFrac", "decryptAComplex", "decryptABGV", "decryptAPtxt", "noise_level", "keyGen", "relinKeyGen",
+              "rotateKeyGen", "to_bytes_secret_key", "save_secret_key", "from_bytes_secret_key", "load_secret_key",
+              "sizeof_secret_key")
 
-    def __init__(self, he: Pyfhel):
-        object.__setattr__(self, "_lib", he)
 
-    def __getattr__(self, name: str):
-        if name.startswith(self._SECRET):
-            raise SecretKeyRequired(f"Pyfhel.{name} needs the secret key; this is a public (evaluation) context")
-        return getattr(self._lib, name)
+def _refuse(name: str):
+    def method(self, *args, **kwargs):
+        raise SecretKeyRequired(f"Pyfhel.{name} needs the secret key; this is a public (evaluation) context")
+    method.__name__ = name
+    return method
 
-    def __setattr__(self, name, value):
-        raise AttributeError("the Pyfhel object of a public context is read-only")
+
+for _name in _PublicPyfhel.SECRET:
+    setattr(_PublicPyfhel, _name, _refuse(_name))
+del _name
 
 
 class PyfhelContext(Context):
@@ -111,8 +116,7 @@ class PyfhelContext(Context):
         self._setup(he)
 
     def _setup(self, he: Pyfhel):
-        self._lib = he  # the Pyfhel object itself, for PyCtxt (which type-checks it)
-        self._he = he if self.has_secret else _Public(he)
+        self._he = he
         self._data_primes = len(self.params.qi_bits) - 1
         self._scale = 2.0 ** self.params.scale_bits if self.scheme == "ckks" else 1.0
 
@@ -133,7 +137,7 @@ class PyfhelContext(Context):
         parts = unframe(payload, 4, "Pyfhel context payload")
         if any(not x for x in parts[:2 + self.relin_key]):
             raise CorruptedData("malformed Pyfhel context payload")
-        he = Pyfhel()
+        he = _PublicPyfhel()
         he.from_bytes_context(parts[0])
         he.from_bytes_public_key(parts[1])
         if parts[2]:
@@ -285,7 +289,7 @@ class PyfhelContext(Context):
     def _deser(self, data: bytes):
         if not data:
             raise ValueError("empty ciphertext bytes")
-        return PyCtxt(pyfhel=self._lib, bytestring=data)
+        return PyCtxt(pyfhel=self._he, bytestring=data)
 
     def _modulus(self) -> dict:
         n, primes = _seal_moduli(self._he.to_bytes_context(_COMPR))

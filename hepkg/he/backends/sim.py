@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import Context
+from ..errors import CorruptedData
 
 _WORD = 8  # bytes per RNS coefficient
 
@@ -24,7 +25,9 @@ class SimContext(Context):
         pass
 
     def _load_public(self, payload: bytes):
-        pass
+        if payload:  # a real backend's keys relabelled "sim" would let its parties send values in the clear
+            raise CorruptedData(f"a sim context carries no key material, but this one carries {len(payload)} bytes: "
+                                f"it is another backend's context relabelled as sim")
 
     def _public_payload(self, evaluation_keys: bool) -> "bytes | list":
         return b""
