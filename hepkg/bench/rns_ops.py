@@ -48,12 +48,12 @@ def engine_sets(n_log: int, depth: int) -> tuple:
 
 
 def array_modules() -> list[str]:
-    """'numpy', plus 'cupy' where the engine can use it."""
+    """'numpy', plus 'cupy' where the engine can use it (CuPy installed and a device visible)."""
     from hepkg.rns.device import array_module
     try:
         array_module("cupy")
         return ["numpy", "cupy"]
-    except ImportError:
+    except (ImportError, RuntimeError):
         return ["numpy"]
 
 
