@@ -206,8 +206,18 @@ NTT_BLOCK = 1024
 
 
 def source(name: str) -> str:
-    """The full CUDA source of a raw kernel (prelude included)."""
-    return PRELUDE + RAW[name]
+    """The full CUDA source of a kernel (prelude included); an element-wise kernel's body is wrapped in a
+    one-thread-per-element kernel of contiguous equal-shape arguments (CuPy's own wrapper also broadcasts)."""
+    if name in RAW:
+        return PRELUDE + RAW[name]
+    ins, out, body = ELEMENTWISE[name]
+    names = [p.split()[1] for p in ins.split(",")]
+    o = out.split()[1]
+    params = ", ".join([f"const u64* _{v}" for v in names] + [f"u64* _{o}", "long long n"])
+    loads = " ".join(f"u64 {v} = _{v}[i];" for v in names)
+    return PRELUDE + (f'extern "C" __global__ void {name}({params}) {{\n'
+                      f"  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      f"  if (i >= n) return;\n  {loads} u64 {o};\n  {body}\n  _{o}[i] = {o};\n}}\n")
 
 
 # ---------------------------------------------------------------------- numpy twins

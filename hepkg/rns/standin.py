@@ -44,6 +44,8 @@ class Counts:
 _COUNTS = Counts()
 #: device state the tests may set: visible devices, bytes free on the device, bytes cached free in the pool
 STATE = dict(devices=1, free=16 << 30, pool_free=0)
+#: a list to record raw-kernel launches in: (name, grid, block, arguments before, arguments after); None: off
+RECORD = None
 
 
 def _launch(name: str) -> None:
@@ -434,7 +436,10 @@ class RawKernel:
                 raise TypeError(f"{self.name}: argument {i} has dtype {a.dtype}, the kernel takes {dtype}")
             raw.append(a._a if pointer else a)
         _launch(self.name)
+        before = None if RECORD is None else [a.copy() for a in raw]
         _twin(self.name)(grid, block, *raw)
+        if RECORD is not None:
+            RECORD.append((self.name, grid, block, before, [a.copy() for a in raw]))
 
 
 # ---------------------------------------------------------------------- cuda namespace
