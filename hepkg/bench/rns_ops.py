@@ -169,6 +169,56 @@ def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
                  "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
 
 
+#: the stages of the precision table, in order (product l: after the l-th product, relinearized and rescaled)
+def precision_stages(depth: int) -> list[str]:
+    return ["encrypt", "rotate", "hoisted_rotate"] + [f"product_{l}" for l in range(1, depth + 1)]
+
+
+def precision(backend: str, params: str, *, seed: int = 0, insecure: bool = False) -> list[dict]:
+    """log2 of the largest slot error of ``backend`` on hepkg's CKKS set ``params`` (through the protocol,
+    as every section uses it) at each stage: a fresh encryption of x ~ U(-1, 1); its rotation by 1; the
+    step-2 rotation of a hoisted pair (1, 2); then x times y_1 ... y_l (y_i ~ U(0.9, 1.1), each encrypted
+    fresh and dropped to the product's level) after each product l = 1..depth."""
+    import hepkg.he as he
+
+    ctx = he.context(backend, params, rotations=[1, 2], policy="exact", insecure=insecure)
+    try:
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(-1, 1, ctx.slots)
+        ys = rng.uniform(0.9, 1.1, (ctx.params.depth, ctx.slots))
+        ct = ctx.encrypt(x)
+
+        def row(stage, got, want):
+            return dict(stage=stage, backend=backend, log2_max_err=float(np.log2(np.max(np.abs(got - want)))))
+        rows = [row("encrypt", ctx.decrypt(ct), x), row("rotate", ctx.decrypt(ctx.rotate(ct, 1)), np.roll(x, -1)),
+                row("hoisted_rotate", ctx.decrypt(ctx.rotate_many(ct, [1, 2])[2]), np.roll(x, -2))]
+        want = x
+        for level, y in enumerate(ys, 1):
+            ey = ctx.encrypt(y)
+            ct = ctx.mul(ct, ctx.drop_level(ey, level - 1) if level > 1 else ey)
+            want = want * y
+            rows.append(row(f"product_{level}", ctx.decrypt(ct), want))
+        return rows
+    finally:
+        ctx.close()
+
+
+def precision_table(depths=(9, 11), backends=("rns", "openfhe"), *, seed: int = 0):
+    """The precision table at N = 2^15 (hepkg's sets ckks-32768-d<depth>): one row per (depth, stage), a column
+    of log2(largest slot error) per backend, and ``rns_minus_openfhe`` (bits)."""
+    import pandas as pd
+
+    rows = [dict(N=32768, depth=d, **r) for d in depths for b in backends
+            for r in precision(b, f"ckks-32768-d{d}", seed=seed)]
+    long = pd.DataFrame(rows)
+    wide = long.pivot_table(index=["N", "depth", "stage"], columns="backend", values="log2_max_err", sort=False)
+    wide = wide.reset_index()[["N", "depth", "stage", *backends]]
+    wide.columns.name = None
+    if {"rns", "openfhe"} <= set(backends):
+        wide["rns_minus_openfhe"] = wide.rns - wide.openfhe
+    return wide
+
+
 def _stats(ms) -> dict:
     q1, med, q3 = np.percentile(np.asarray(ms, dtype=float), [25, 50, 75])
     return dict(median_ms=med, q1_ms=q1, q3_ms=q3, reps=len(ms))
@@ -239,9 +289,20 @@ def main(argv=None) -> None:
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (after one warm-up)")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads for OpenFHE")
     parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
+    parser.add_argument("--precision", action="store_true",
+                        help="only the precision table (N = 2^15, the --depth values; rns beside OpenFHE) -> "
+                             "artifacts/bench/rns_precision.csv with --save")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     import pandas as pd
+
+    if args.precision:
+        table = precision_table(args.depth)
+        if args.save:
+            from .report import save_table
+            print("saved", *save_table(table, "bench", "rns_precision"))
+        print(table.round(2).to_string(index=False))
+        return
 
     table = measure(args.n, args.depth, reps=args.reps)
     published = beside_published(table)

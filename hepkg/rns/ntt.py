@@ -76,8 +76,8 @@ class NTT:
         self.iw = _powers([pow(p, -1, q) for p, q in zip(psi, m.primes)], n, m)[:, rev]
         self.ws, self.iws = shoup_table(self.w, m.q, xp), shoup_table(self.iw, m.q, xp)
         self.n_inv = m.constants([pow(n, -1, q) for q in m.primes])
-        if xp is not np:                              # the kernels index rows of C-ordered tables
-            self.w, self.iw, self.ws, self.iws = (xp.ascontiguousarray(t) for t in (self.w, self.iw, self.ws, self.iws))
+        # C-ordered tables: a subset's rows are contiguous (numpy's stages read row slices; the kernels index rows)
+        self.w, self.iw, self.ws, self.iws = (xp.ascontiguousarray(t) for t in (self.w, self.iw, self.ws, self.iws))
         self.full, self.rows, self._sel = self, tuple(range(len(m))), slice(None)
         self._prime = None if xp is np else xp.asarray(np.arange(len(m), dtype=np.int32))
 
