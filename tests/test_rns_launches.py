@@ -102,23 +102,8 @@ def test_encode_takes_device_arrays(cp):
 # ---------------------------------------------------------------------- launch counts at the face-search size
 @pytest.fixture(scope="module")
 def counts(cp):
-    eng = CKKS("rns-ckks-32768-d9", xp="cupy", seed=1, insecure=True, rotations=[1, 2, 3])
-    rng = np.random.default_rng(0)
-    a, b = (eng.encrypt(rng.uniform(-1, 1, eng.slots)) for _ in range(2))
-    ntt = eng.bases.ntt(eng.bases.q_rows(0))
-    coeffs = ntt.inverse(a.data)
-    ops = {"ntt": lambda: ntt.forward(coeffs),
-           "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
-           "rotate": lambda: eng.rotate(a, 1),
-           "hoist_1": lambda: eng.rotate_hoisted(a, [1]),
-           "hoist_3": lambda: eng.rotate_hoisted(a, [1, 2, 3])}
-    out = {}
-    for op, fn in ops.items():
-        fn()                                   # the first call builds the context's tables
-        with standin.counting() as c:
-            fn()
-        out[op] = c
-    return out
+    from hepkg.bench.rns_ops import launch_counts
+    return launch_counts("rns-ckks-32768-d9", hoist=3)
 
 
 @pytest.mark.parametrize("op", list(LAUNCHES))
@@ -135,3 +120,20 @@ def test_no_uploads_or_downloads_after_the_first_call(counts):
     """Constants, twiddles and automorphism indices stay on the device, built once per context."""
     assert all(c.uploads == 0 and c.downloads == 0 for c in counts.values()), \
         {op: (c.uploads, c.downloads) for op, c in counts.items()}
+
+
+def test_gpu_tests_and_the_backend_pass_on_the_standin():
+    """The engine's CuPy tests (marker gpu) and the rns backend with HEPKG_RNS_XP=cupy, run in a fresh
+    interpreter whose ``cupy`` is the stand-in: every operation of the CuPy path under its strictness."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from hepkg.rns import standin; standin.install(); import pytest, sys; "
+            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-m', 'gpu or not gpu', "
+            "'tests/test_rns_ckks.py', 'tests/test_rns_device.py', 'tests/test_rns_backend.py', "
+            "'-k', 'cupy or backend']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "HEPKG_RNS_XP": "cupy"}, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and "skipped" not in out.stdout, out.stdout[-1000:]

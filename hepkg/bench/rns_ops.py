@@ -169,6 +169,34 @@ def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
                  "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
 
 
+def launch_counts(params="rns-ckks-32768-d9", *, hoist: int = 3) -> dict:
+    """Kernel launches of the engine's CuPy path per op, counted on the strict CuPy stand-in (hepkg.rns.standin:
+    numpy underneath, no GPU needed): {op: standin.Counts} for ntt (one ciphertext), mul_relin_rescale, rotate,
+    hoist_1 and hoist_<hoist>, each op's second call (the first builds the context's device tables)."""
+    from hepkg.rns import CKKS, standin
+
+    standin.install()
+    try:
+        eng = CKKS(params, xp="cupy", seed=1, insecure=True, rotations=range(1, hoist + 1))
+        rng = np.random.default_rng(0)
+        a, b = (eng.encrypt(rng.uniform(-1, 1, eng.slots)) for _ in range(2))
+        ntt = eng.bases.ntt(eng.bases.q_rows(0))
+        coeffs = ntt.inverse(a.data)
+        ops = {"ntt": lambda: ntt.forward(coeffs),
+               "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
+               "rotate": lambda: eng.rotate(a, 1), "hoist_1": lambda: eng.rotate_hoisted(a, [1]),
+               f"hoist_{hoist}": lambda: eng.rotate_hoisted(a, range(1, hoist + 1))}
+        out = {}
+        for op, fn in ops.items():
+            fn()
+            with standin.counting() as c:
+                fn()
+            out[op] = c
+        return out
+    finally:
+        standin.uninstall()
+
+
 #: the stages of the precision table, in order (product l: after the l-th product, relinearized and rescaled)
 def precision_stages(depth: int) -> list[str]:
     return ["encrypt", "rotate", "hoisted_rotate"] + [f"product_{l}" for l in range(1, depth + 1)]
@@ -292,10 +320,19 @@ def main(argv=None) -> None:
     parser.add_argument("--precision", action="store_true",
                         help="only the precision table (N = 2^15, the --depth values; rns beside OpenFHE) -> "
                              "artifacts/bench/rns_precision.csv with --save")
+    parser.add_argument("--launches", action="store_true",
+                        help="only the CuPy path's kernel launches per op at rns-ckks-32768-d9, counted on the "
+                             "strict CuPy stand-in (no GPU needed)")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     import pandas as pd
 
+    if args.launches:
+        counts = launch_counts()
+        for op, c in counts.items():
+            print(f"{op:18s} {c.total:4d} launches {c.uploads} uploads {c.downloads} downloads  {dict(c.launches)}")
+        print("hoist_step", (counts["hoist_3"].total - counts["hoist_1"].total) / 2, "launches")
+        return
     if args.precision:
         table = precision_table(args.depth)
         if args.save:

@@ -5,6 +5,8 @@ CuPy is imported only when asked for, so hepkg.rns imports with numpy alone.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 #: fraction of the free memory one allocation may take before it is refused
@@ -20,7 +22,7 @@ def array_module(xp="numpy"):
     sees no CUDA device."""
     if xp in (None, "numpy", np):
         return np
-    if xp == "cupy" or getattr(xp, "__name__", "") == "cupy":
+    if xp == "cupy" or getattr(xp, "__name__", "") == "cupy" or (xp is sys.modules.get("cupy") and xp is not None):
         try:
             import cupy
         except ImportError as exc:

@@ -92,6 +92,14 @@ def _wrap(x):
     return ndarray(x) if isinstance(x, np.ndarray) else x
 
 
+def _reduction(name):
+    """A reduction method (one launch)."""
+    def method(self, axis=None, keepdims=False):
+        _launch(name)
+        return ndarray(np.asarray(getattr(self._a, name)(axis=axis, keepdims=keepdims)))
+    return method
+
+
 class ndarray:  # noqa: N801 - the name CuPy uses
     """A device array: a numpy array no numpy function may see implicitly."""
 
@@ -167,6 +175,11 @@ class ndarray:  # noqa: N801 - the name CuPy uses
     def copy(self):
         _launch("copy")
         return ndarray(self._a.copy())
+
+    all, any, sum, max, min = (_reduction(n) for n in ("all", "any", "sum", "max", "min"))
+
+    def ravel(self):
+        return self.reshape(-1)
 
     def view(self, dtype):
         return ndarray(self._a.view(dtype))
@@ -486,17 +499,25 @@ cuda = types.SimpleNamespace(
 get_default_memory_pool = cuda.get_default_memory_pool
 
 
+_PREVIOUS: list = []
+
+
 def install() -> types.ModuleType:
-    """Install this module as ``cupy`` (a fresh kernel cache in hepkg.rns) and return it."""
+    """Install this module as ``cupy`` (a fresh kernel cache in hepkg.rns) and return it; ``uninstall`` puts
+    back what was there (a real CuPy included)."""
     mod = sys.modules[__name__]
+    _PREVIOUS.append(sys.modules.get("cupy"))
     sys.modules["cupy"] = mod
     _reset_kernel_caches()
     return mod
 
 
 def uninstall() -> None:
-    if sys.modules.get("cupy") is sys.modules[__name__]:
-        del sys.modules["cupy"]
+    previous = _PREVIOUS.pop() if _PREVIOUS else None
+    if previous is None:
+        sys.modules.pop("cupy", None)
+    else:
+        sys.modules["cupy"] = previous
     _reset_kernel_caches()
 
 
