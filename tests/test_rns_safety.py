@@ -3,8 +3,8 @@ distinct across threads and forks, one twiddle table per prime counted by the me
 device, CuPy's pool counted as free, and the error and key distributions against their exact probabilities."""
 import math
 import os
-import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -51,22 +51,26 @@ def test_forked_samplers_draw_distinct_randomness():
 
 
 def test_threads_draw_distinct_randomness():
-    s, out, barrier = Sampler(1024), [], threading.Barrier(4)
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
+    """Two threads drawing at once from one (seeded: no nonce, the counter alone separates draws) sampler: a
+    counter whose increment yields the interpreter in between (as any thread switch may) made both read the
+    same value, hence the same draw; the lock keeps them apart."""
+    class SlowInt(int):
+        def __add__(self, other):
+            time.sleep(0.05)
+            return SlowInt(int(self) + other)
+
+    s, out, barrier = Sampler(1024, seed=3), [], threading.Barrier(2)
+    s._calls = SlowInt(0)
 
     def draw():
         barrier.wait()
-        out.extend(s.ternary().tobytes() for _ in range(200))
-    try:
-        threads = [threading.Thread(target=draw) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    assert len(out) == 800 and len(set(out)) == 800
+        out.append(s.ternary().tobytes())
+    threads = [threading.Thread(target=draw) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 2 and out[0] != out[1]
 
 
 def _owned_bytes(obj) -> int:
