@@ -215,12 +215,12 @@ def test_sampler_distributions_come_from_the_keyed_stream():
 #: sha256 prefixes of the numpy engine's results before issue 28's fused kernels (commit 37919e6), seed 11 used
 #: as that code used it (the raw 32-byte key): every change since keeps numpy's results bit for bit
 BEFORE_ISSUE_28 = {
-    "rns-test-4096-d3": {"keys": "3c82f78282e00bc6", "encrypt": "3636a0b1c46991f6", "mul_relin_rescale": "0d08bea8e75f9048",
-                         "rotate": "4ed35b05dee470c9", "hoisted": "4ed35b05dee470c9", "level1": "0698bc81a871f793",
-                         "drop_add": "18c3881488a56813"},
-    "rns-test-8192-d4": {"keys": "aac4360549b949f4", "encrypt": "84882fb24dd5559c", "mul_relin_rescale": "c3c09e8fa5bd9d7f",
-                         "rotate": "fc4eb261daeb7f53", "hoisted": "fc4eb261daeb7f53", "level1": "528e058f48ab79cc",
-                         "drop_add": "1adea6803c85d1f1"},
+    "rns-test-4096-d3": {"keys": "3c82f78282e00bc6", "encrypt": "3636a0b1c46991f6",
+                         "mul_relin_rescale": "0d08bea8e75f9048", "rotate": "4ed35b05dee470c9",
+                         "hoisted": "4ed35b05dee470c9", "level1": "0698bc81a871f793", "drop_add": "18c3881488a56813"},
+    "rns-test-8192-d4": {"keys": "aac4360549b949f4", "encrypt": "84882fb24dd5559c",
+                         "mul_relin_rescale": "c3c09e8fa5bd9d7f", "rotate": "fc4eb261daeb7f53",
+                         "hoisted": "fc4eb261daeb7f53", "level1": "528e058f48ab79cc", "drop_add": "1adea6803c85d1f1"},
 }
 
 

@@ -105,7 +105,8 @@ def cpp(tmp_path_factory):
         args = ", ".join(n for *_, n in params)
         parts.append(f'extern "C" void launch_{name}(int gx_, int gy_, int bx_, {decl}) {{\n'
                      f"  gridDim = {{gx_, gy_, 1}}; blockDim = {{bx_, 1, 1}};\n"
-                     f"  for (int y_ = 0; y_ < gy_; y_++) for (int x_ = 0; x_ < gx_; x_++) for (int t_ = 0; t_ < bx_; t_++) {{\n"
+                     f"  for (int y_ = 0; y_ < gy_; y_++) for (int x_ = 0; x_ < gx_; x_++)\n"
+                     f"    for (int t_ = 0; t_ < bx_; t_++) {{\n"
                      f"    blockIdx = {{x_, y_, 0}}; threadIdx = {{t_, 0, 0}}; {name}({args}); }}\n}}\n")
     d = tmp_path_factory.mktemp("rns_kernels_cpp")
     (d / "k.cpp").write_text("\n".join(parts))

@@ -56,7 +56,7 @@ class Plaintext:
 class CKKS:
     """An RNS-CKKS engine: parameters, keys and operations on one array module.
 
-    ``xp``: 'numpy' (CPU) or 'cupy' (GPU, or an array of CuPy's kind). ``seed``: reproducible
+    ``xp``: 'numpy' (CPU) or 'cupy' (GPU), or the module itself. ``seed``: reproducible
     keys and noise, for tests only: every key and all encryption randomness then follow from a
     public value, so a seed is refused unless ``insecure=True`` is passed too (default: a 256-bit
     key from ``secrets`` and a fresh OS nonce per draw, see :mod:`hepkg.rns.sampling`).
@@ -279,14 +279,8 @@ class CKKS:
             return a
         if self.keys.relin is None:
             raise PermissionError("no relinearization key in this engine")
-        m, xp = self.bases.mod(self._rows(a.level)), self.xp
-        if xp is not np:
-            f = self.bases.fused
-            ks = f.switch_tail(f.mod_up(a.data[2], a.level, self.dnum), a.level, self.keys.relin, add=a.data,
-                               add_polys=2)
-            return Ciphertext(ks, a.level, a.scale)
-        ks = switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum)
-        return Ciphertext(add_mod(a.data[:2], ks, m.q, xp), a.level, a.scale)
+        return Ciphertext(switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2),
+                          a.level, a.scale)
 
     # ------------------------------------------------------------------ rotations
     def rotate(self, a: Ciphertext, step: int) -> Ciphertext:
@@ -296,16 +290,9 @@ class CKKS:
         if step == 0:
             return a
         self._check_rotation(a, [step])
-        m, xp = self.bases.mod(self._rows(a.level)), self.xp
         c = a.data[..., self._index(step)]
-        if xp is not np:
-            f = self.bases.fused
-            ks = f.switch_tail(f.mod_up(c[1], a.level, self.dnum), a.level, self.keys.galois[step], add=c,
-                               add_polys=1)
-            return Ciphertext(ks, a.level, a.scale)
-        ks = switch(self.bases, c[1], a.level, self.keys.galois[step], self.dnum)
-        ks[0] = add_mod(ks[0], c[0], m.q, xp)
-        return Ciphertext(ks, a.level, a.scale)
+        return Ciphertext(switch(self.bases, c[1], a.level, self.keys.galois[step], self.dnum, add=c, add_polys=1),
+                          a.level, a.scale)
 
     def _check_rotation(self, a: Ciphertext, steps) -> None:
         if a.size != 2:

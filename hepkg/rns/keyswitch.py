@@ -31,11 +31,15 @@ def apply_key(bases: Bases, ext, level: int, key: SwitchKey):
     return mod_down(bases, bases.xp.stack([dot_mod(ext, b, m), dot_mod(ext, a, m)]), level)
 
 
-def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int):
-    """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N)."""
+def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int, add=None, add_polys: int = 0):
+    """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N), plus the first ``add_polys``
+    polynomials of ``add`` (a relinearization adds the ciphertext's first two, a rotation its first)."""
     if bases.xp is not np:
-        return bases.fused.switch_tail(bases.fused.mod_up(d, level, dnum), level, key)
-    return apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+        return bases.fused.switch_tail(bases.fused.mod_up(d, level, dnum), level, key, add=add, add_polys=add_polys)
+    out = apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+    if add_polys:
+        out[:add_polys] = add_mod(add[:add_polys], out[:add_polys], bases.mod(bases.q_rows(level)).q)
+    return out
 
 
 def rotate_hoisted(bases: Bases, c, level: int, keys: dict, dnum: int, indices: dict) -> dict:

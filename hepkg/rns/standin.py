@@ -432,7 +432,8 @@ class RawKernel:
 
     def __call__(self, grid, block, args, shared_mem=0):
         grid, block = (tuple(g) if isinstance(g, tuple) else (g,) for g in (grid, block))
-        if not builtins.all(isinstance(x, int) and x >= 1 for x in grid + block) or np.prod(block) > 1024 or len(grid) > 3:
+        valid = builtins.all(isinstance(x, int) and x >= 1 for x in grid + block)
+        if not valid or np.prod(block) > 1024 or len(grid) > 3:
             raise ValueError(f"{self.name}: bad launch configuration grid={grid} block={block}")
         if len(args) != len(self.params):
             raise TypeError(f"{self.name}: {len(self.params)} arguments expected, got {len(args)}")
