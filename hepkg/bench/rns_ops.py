@@ -48,12 +48,12 @@ def engine_sets(n_log: int, depth: int) -> tuple:
 
 
 def array_modules() -> list[str]:
-    """'numpy', plus 'cupy' where the engine can use it."""
+    """'numpy', plus 'cupy' where the engine can use it (CuPy installed and a device visible)."""
     from hepkg.rns.device import array_module
     try:
         array_module("cupy")
         return ["numpy", "cupy"]
-    except ImportError:
+    except (ImportError, RuntimeError):
         return ["numpy"]
 
 
@@ -169,6 +169,84 @@ def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
                  "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
 
 
+def launch_counts(params="rns-ckks-32768-d9", *, hoist: int = 3) -> dict:
+    """Kernel launches of the engine's CuPy path per op, counted on the strict CuPy stand-in (hepkg.rns.standin:
+    numpy underneath, no GPU needed): {op: standin.Counts} for ntt (one ciphertext), mul_relin_rescale, rotate,
+    hoist_1 and hoist_<hoist>, each op's second call (the first builds the context's device tables)."""
+    from hepkg.rns import CKKS, standin
+
+    standin.install()
+    try:
+        eng = CKKS(params, xp="cupy", seed=1, insecure=True, rotations=range(1, hoist + 1))
+        rng = np.random.default_rng(0)
+        a, b = (eng.encrypt(rng.uniform(-1, 1, eng.slots)) for _ in range(2))
+        ntt = eng.bases.ntt(eng.bases.q_rows(0))
+        coeffs = ntt.inverse(a.data)
+        ops = {"ntt": lambda: ntt.forward(coeffs),
+               "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
+               "rotate": lambda: eng.rotate(a, 1), "hoist_1": lambda: eng.rotate_hoisted(a, [1]),
+               f"hoist_{hoist}": lambda: eng.rotate_hoisted(a, range(1, hoist + 1))}
+        out = {}
+        for op, fn in ops.items():
+            fn()
+            with standin.counting() as c:
+                fn()
+            out[op] = c
+        return out
+    finally:
+        standin.uninstall()
+
+
+#: the stages of the precision table, in order (product l: after the l-th product, relinearized and rescaled)
+def precision_stages(depth: int) -> list[str]:
+    return ["encrypt", "rotate", "hoisted_rotate"] + [f"product_{l}" for l in range(1, depth + 1)]
+
+
+def precision(backend: str, params: str, *, seed: int = 0, insecure: bool = False) -> list[dict]:
+    """log2 of the largest slot error of ``backend`` on hepkg's CKKS set ``params`` (through the protocol,
+    as every section uses it) at each stage: a fresh encryption of x ~ U(-1, 1); its rotation by 1; the
+    step-2 rotation of a hoisted pair (1, 2); then x times y_1 ... y_l (y_i ~ U(0.9, 1.1), each encrypted
+    fresh and dropped to the product's level) after each product l = 1..depth."""
+    import hepkg.he as he
+
+    ctx = he.context(backend, params, rotations=[1, 2], policy="exact", insecure=insecure)
+    try:
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(-1, 1, ctx.slots)
+        ys = rng.uniform(0.9, 1.1, (ctx.params.depth, ctx.slots))
+        ct = ctx.encrypt(x)
+
+        def row(stage, got, want):
+            return dict(stage=stage, backend=backend, log2_max_err=float(np.log2(np.max(np.abs(got - want)))))
+        rows = [row("encrypt", ctx.decrypt(ct), x), row("rotate", ctx.decrypt(ctx.rotate(ct, 1)), np.roll(x, -1)),
+                row("hoisted_rotate", ctx.decrypt(ctx.rotate_many(ct, [1, 2])[2]), np.roll(x, -2))]
+        want = x
+        for level, y in enumerate(ys, 1):
+            ey = ctx.encrypt(y)
+            ct = ctx.mul(ct, ctx.drop_level(ey, level - 1) if level > 1 else ey)
+            want = want * y
+            rows.append(row(f"product_{level}", ctx.decrypt(ct), want))
+        return rows
+    finally:
+        ctx.close()
+
+
+def precision_table(depths=(9, 11), backends=("rns", "openfhe"), *, seed: int = 0):
+    """The precision table at N = 2^15 (hepkg's sets ckks-32768-d<depth>): one row per (depth, stage), a column
+    of log2(largest slot error) per backend, and ``rns_minus_openfhe`` (bits)."""
+    import pandas as pd
+
+    rows = [dict(N=32768, depth=d, **r) for d in depths for b in backends
+            for r in precision(b, f"ckks-32768-d{d}", seed=seed)]
+    long = pd.DataFrame(rows)
+    wide = long.pivot_table(index=["N", "depth", "stage"], columns="backend", values="log2_max_err", sort=False)
+    wide = wide.reset_index()[["N", "depth", "stage", *backends]]
+    wide.columns.name = None
+    if {"rns", "openfhe"} <= set(backends):
+        wide["rns_minus_openfhe"] = wide.rns - wide.openfhe
+    return wide
+
+
 def _stats(ms) -> dict:
     q1, med, q3 = np.percentile(np.asarray(ms, dtype=float), [25, 50, 75])
     return dict(median_ms=med, q1_ms=q1, q3_ms=q3, reps=len(ms))
@@ -239,9 +317,29 @@ def main(argv=None) -> None:
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (after one warm-up)")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads for OpenFHE")
     parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
+    parser.add_argument("--precision", action="store_true",
+                        help="only the precision table (N = 2^15, the --depth values; rns beside OpenFHE) -> "
+                             "artifacts/bench/rns_precision.csv with --save")
+    parser.add_argument("--launches", action="store_true",
+                        help="only the CuPy path's kernel launches per op at rns-ckks-32768-d9, counted on the "
+                             "strict CuPy stand-in (no GPU needed)")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     import pandas as pd
+
+    if args.launches:
+        counts = launch_counts()
+        for op, c in counts.items():
+            print(f"{op:18s} {c.total:4d} launches {c.uploads} uploads {c.downloads} downloads  {dict(c.launches)}")
+        print("hoist_step", (counts["hoist_3"].total - counts["hoist_1"].total) / 2, "launches")
+        return
+    if args.precision:
+        table = precision_table(args.depth)
+        if args.save:
+            from .report import save_table
+            print("saved", *save_table(table, "bench", "rns_precision"))
+        print(table.round(2).to_string(index=False))
+        return
 
     table = measure(args.n, args.depth, reps=args.reps)
     published = beside_published(table)

@@ -7,7 +7,9 @@
 array([2., 3.])
 
 Modules: arith (primes, 64-bit modular multiply), ntt, encoding, basis (conversion, rescale,
-ModUp/ModDown), sampling, keys, keyswitch, ckks (the engine), params, device.
+ModUp/ModDown), sampling, keys, keyswitch, ckks (the engine), params, device; on CuPy, kernels (the
+CUDA sources beside their numpy twins) and fused (the operations made of them); standin (a strict
+CuPy stand-in on numpy that counts kernel launches, for tests and ``bench.rns_ops --launches``).
 """
 from .ckks import CKKS, Ciphertext, Plaintext
 from .device import DeviceMemoryError, array_module

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import Modulus, add_mod, mul_mod, mul_shoup, sub_mod
+from .device import check_memory
+from .fused import Fused
 from .ntt import NTT
 
 
@@ -49,8 +51,10 @@ class Bases:
         self.nq = len(self.q_primes)
         self.p_rows = tuple(range(self.nq, self.nq + len(self.p_primes)))
         self.full = Modulus(self.q_primes + self.p_primes, xp)
+        check_memory(NTT.table_bytes(n, len(self.full)), "the NTT tables", xp)
         self._ntt_full = NTT(n, self.full)
         self._cache: dict = {}
+        self.fused = None if xp is np else Fused(self)
 
     def _cached(self, key, make):
         if key not in self._cache:
@@ -84,6 +88,8 @@ class Bases:
 def rescale(bases: Bases, c):
     """Divide the NTT-form (..., k, N) polynomials c by their last prime q_last, rounding: (..., k-1, N)."""
     xp = bases.xp
+    if xp is not np:
+        return bases.fused.rescale(c)
     k = c.shape[-2]
     rows, last = tuple(range(k - 1)), k - 1
     q_last = bases.full.primes[last]

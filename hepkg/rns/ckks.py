@@ -56,20 +56,26 @@ class Plaintext:
 class CKKS:
     """An RNS-CKKS engine: parameters, keys and operations on one array module.
 
-    ``xp``: 'numpy' (CPU) or 'cupy' (GPU). ``seed``: reproducible keys and noise, for tests
-    only (default: 128 bits from ``secrets``). ``rotations``: left-rotation steps to make
-    Galois keys for. ``keys``: a KeySet to use instead of generating one (evaluation-only
-    engines get one without the secret).
+    ``xp``: 'numpy' (CPU) or 'cupy' (GPU), or the module itself. ``seed``: reproducible
+    keys and noise, for tests only: every key and all encryption randomness then follow from a
+    public value, so a seed is refused unless ``insecure=True`` is passed too (default: a 256-bit
+    key from ``secrets`` and a fresh OS nonce per draw, see :mod:`hepkg.rns.sampling`).
+    ``rotations``: left-rotation steps to make Galois keys for. ``keys``: a KeySet to use instead
+    of generating one (evaluation-only engines get one without the secret).
     """
 
-    def __init__(self, params: "RnsParams | str", *, xp="numpy", seed: int | None = None, rotations=(),
-                 keys: K.KeySet | None = None):
+    def __init__(self, params: "RnsParams | str", *, xp="numpy", seed: int | None = None, insecure: bool = False,
+                 rotations=(), keys: K.KeySet | None = None):
+        if seed is not None and not insecure:
+            raise ValueError("a fixed seed makes every key and all encryption randomness public: pass "
+                             "insecure=True as well (tests only), or no seed")
         self.params = get_params(params)
         self.xp = array_module(xp)
         self.n, self.slots, self.dnum = self.params.n, self.params.n // 2, self.params.dnum
         self.bases = Bases(self.n, self.params.q_primes, self.params.p_primes, self.xp)
         self.encoder = Encoder(self.n, self.xp)
         self.sampler = Sampler(self.n, seed)
+        self._device_array = np.ndarray if self.xp is np else self.xp.ndarray
         self.scales = self._level_scales()
         self._indices: dict = {}
         self.keys = keys if keys is not None else self._keygen()
@@ -96,9 +102,10 @@ class CKKS:
     def _step(self, step: int) -> int:
         return int(step) % self.slots
 
-    def _index(self, step: int) -> np.ndarray:
+    def _index(self, step: int):
+        """The NTT-order index map of the rotation by ``step``, resident on the engine's array module."""
         if step not in self._indices:
-            self._indices[step] = automorphism_index(self.n, galois_element(self.n, step))
+            self._indices[step] = self.xp.asarray(automorphism_index(self.n, galois_element(self.n, step)))
         return self._indices[step]
 
     def gen_rotation_keys(self, steps) -> None:
@@ -135,8 +142,9 @@ class CKKS:
         return self.bases.q_rows(level)
 
     def encode(self, values, level: int = 0, scale: float | None = None) -> Plaintext:
-        """Slot values (at most N/2, zero-padded) as a plaintext at ``level`` (scale: s_level)."""
-        values = np.asarray(values)
+        """Slot values (at most N/2, zero-padded; numpy or the engine's device arrays) as a plaintext at
+        ``level`` (scale: s_level)."""
+        values = values if isinstance(values, self._device_array) else np.asarray(values)
         if values.ndim != 1 or values.shape[0] > self.slots:
             raise ValueError(f"expected at most {self.slots} values in a 1-D vector, got shape {values.shape}")
         rows = self._rows(level)
@@ -259,6 +267,8 @@ class CKKS:
             raise ValueError("mul needs relinearized (size-2) ciphertexts")
         a, b = self.match(a, b)
         m, xp = self.bases.mod(self._rows(a.level)), self.xp
+        if xp is not np:
+            return Ciphertext(self.bases.fused.tensor(a.data, b.data, a.level), a.level, a.scale * b.scale)
         (a0, a1), (b0, b1) = a.data, b.data
         mid = add_mod(mul_mod(a0, b1, m), mul_mod(a1, b0, m), m.q, xp)
         return Ciphertext(xp.stack([mul_mod(a0, b0, m), mid, mul_mod(a1, b1, m)]), a.level, a.scale * b.scale)
@@ -269,9 +279,8 @@ class CKKS:
             return a
         if self.keys.relin is None:
             raise PermissionError("no relinearization key in this engine")
-        m, xp = self.bases.mod(self._rows(a.level)), self.xp
-        ks = switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum)
-        return Ciphertext(add_mod(a.data[:2], ks, m.q, xp), a.level, a.scale)
+        return Ciphertext(switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2),
+                          a.level, a.scale)
 
     # ------------------------------------------------------------------ rotations
     def rotate(self, a: Ciphertext, step: int) -> Ciphertext:
@@ -281,11 +290,9 @@ class CKKS:
         if step == 0:
             return a
         self._check_rotation(a, [step])
-        m, xp = self.bases.mod(self._rows(a.level)), self.xp
-        c = a.data[..., xp.asarray(self._index(step))]
-        ks = switch(self.bases, c[1], a.level, self.keys.galois[step], self.dnum)
-        ks[0] = add_mod(ks[0], c[0], m.q, xp)
-        return Ciphertext(ks, a.level, a.scale)
+        c = a.data[..., self._index(step)]
+        return Ciphertext(switch(self.bases, c[1], a.level, self.keys.galois[step], self.dnum, add=c, add_polys=1),
+                          a.level, a.scale)
 
     def _check_rotation(self, a: Ciphertext, steps) -> None:
         if a.size != 2:

@@ -5,6 +5,8 @@ CuPy is imported only when asked for, so hepkg.rns imports with numpy alone.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 #: fraction of the free memory one allocation may take before it is refused
@@ -16,15 +18,18 @@ class DeviceMemoryError(MemoryError):
 
 
 def array_module(xp="numpy"):
-    """numpy or cupy, from a name or the module itself."""
+    """numpy or cupy, from a name or the module itself; ImportError without CuPy, RuntimeError when CuPy
+    sees no CUDA device."""
     if xp in (None, "numpy", np):
         return np
-    if xp == "cupy" or getattr(xp, "__name__", "") == "cupy":
+    if xp == "cupy" or getattr(xp, "__name__", "") == "cupy" or (xp is sys.modules.get("cupy") and xp is not None):
         try:
             import cupy
         except ImportError as exc:
             raise ImportError("the rns engine on a GPU needs CuPy (pip install cupy-cuda12x); "
                               "use xp='numpy' on the CPU") from exc
+        if not cupy.cuda.is_available():
+            raise RuntimeError("CuPy is installed but no CUDA device is visible; use xp='numpy' on the CPU")
         return cupy
     raise ValueError(f"unknown array module {xp!r}: 'numpy' or 'cupy'")
 
@@ -40,9 +45,10 @@ def to_device(a, xp):
 
 
 def free_bytes(xp) -> int:
-    """Memory free for new arrays: the GPU's free memory, or the host's available memory."""
+    """Memory free for new arrays: the GPU's free memory plus what CuPy's pool holds unused, or the
+    host's available memory."""
     if xp is not np:
-        return int(xp.cuda.runtime.memGetInfo()[0])
+        return int(xp.cuda.runtime.memGetInfo()[0]) + int(xp.get_default_memory_pool().free_bytes())
     try:
         with open("/proc/meminfo") as f:
             info = dict(line.split(":", 1) for line in f)

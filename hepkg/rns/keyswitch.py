@@ -31,21 +31,32 @@ def apply_key(bases: Bases, ext, level: int, key: SwitchKey):
     return mod_down(bases, bases.xp.stack([dot_mod(ext, b, m), dot_mod(ext, a, m)]), level)
 
 
-def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int):
-    """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N)."""
-    return apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int, add=None, add_polys: int = 0):
+    """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N), plus the first ``add_polys``
+    polynomials of ``add`` (a relinearization adds the ciphertext's first two, a rotation its first)."""
+    if bases.xp is not np:
+        return bases.fused.switch_tail(bases.fused.mod_up(d, level, dnum), level, key, add=add, add_polys=add_polys)
+    out = apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+    if add_polys:
+        out[:add_polys] = add_mod(add[:add_polys], out[:add_polys], bases.mod(bases.q_rows(level)).q)
+    return out
 
 
 def rotate_hoisted(bases: Bases, c, level: int, keys: dict, dnum: int, indices: dict) -> dict:
     """Rotations of the size-2 ciphertext c (2, k, N): {step: (2, k, N)}, one ModUp for all.
 
-    ``keys[step]``: the Galois key; ``indices[step]``: the NTT-order index map of its automorphism."""
+    ``keys[step]``: the Galois key; ``indices[step]``: the NTT-order index map of its automorphism (an
+    array of the engine's module)."""
     xp = bases.xp
+    if xp is not np:
+        ext = bases.fused.mod_up(c[1], level, dnum)
+        return {step: bases.fused.switch_tail(ext, level, key, add=c, add_polys=1, perm=indices[step])
+                for step, key in keys.items()}
     ext = mod_up(bases, c[1], level, dnum)
     m = bases.mod(bases.q_rows(level))
     out = {}
     for step, key in keys.items():
-        idx = xp.asarray(np.asarray(indices[step]))
+        idx = indices[step]
         r = apply_key(bases, ext[..., idx], level, key)
         r[0] = add_mod(r[0], c[0][..., idx], m.q, xp)
         out[step] = r

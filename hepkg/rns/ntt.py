@@ -2,8 +2,9 @@
 
 Forward: Cooley-Tukey with the powers of a primitive 2N-th root psi in bit-reversed order;
 the output is in bit-reversed order, slot j holding a(psi^(2 brv(j) + 1)). Inverse:
-Gentleman-Sande with psi^-1, then a multiplication by N^-1. One Python iteration per
-stage (log N); each stage is one vectorized butterfly over every limb and block.
+Gentleman-Sande with psi^-1, then a multiplication by N^-1. On numpy, one Python iteration per
+stage (log N), each one vectorized butterfly over every limb and block; on CuPy, one kernel launch
+for every stage, limb and polynomial (:mod:`hepkg.rns.kernels`).
 """
 from __future__ import annotations
 
@@ -35,8 +36,37 @@ def _powers(base, n: int, m: Modulus):
     return out
 
 
+def stages(x, tw, q, inverse: bool):
+    """The radix-2 stages of the NTT on (..., k, N) arrays x, in place (numpy): forward Cooley-Tukey, or
+    inverse Gentleman-Sande without the factor N^-1. ``tw(m)``: the (k, m) twiddles of the stage with m
+    blocks and their Shoup values; ``q``: (k, 1) moduli. One vectorized butterfly per stage."""
+    n = x.shape[-1]
+    k, lead = x.shape[-2], x.shape[:-2]
+    q = q.reshape(k, 1, 1)
+    m, t = (n // 2, 1) if inverse else (1, n)
+    while 1 <= m < n:
+        if not inverse:
+            t //= 2
+        v = x.reshape(*lead, k, m, 2, t)
+        w, ws = (a[:, :, None] for a in tw(m))
+        u = v[..., 0, :]
+        if inverse:
+            y = v[..., 1, :]
+            v[..., 0, :], v[..., 1, :] = add_mod(u, y, q), mul_shoup(sub_mod(u, y, q), w, ws, q)
+            m, t = m // 2, t * 2
+        else:
+            y = mul_shoup(v[..., 1, :], w, ws, q)
+            v[..., 0, :], v[..., 1, :] = add_mod(u, y, q), sub_mod(u, y, q)
+            m *= 2
+    return x
+
+
 class NTT:
-    """Twiddle tables of one RNS basis (every limb: q = 1 mod 2N) and the transforms."""
+    """The transforms of some limbs (``rows``) of an RNS basis whose every prime is 1 mod 2N.
+
+    Twiddle tables exist once per prime, in the basis's full NTT (``full``); the NTT of a subset of
+    rows reads them through its rows (a slice view for consecutive rows, else a per-stage gather on
+    numpy; a row -> prime map on CuPy), so no subset copies a table."""
 
     def __init__(self, n: int, m: Modulus):
         self.n, self.mod, xp = n, m, m.xp
@@ -46,47 +76,66 @@ class NTT:
         self.iw = _powers([pow(p, -1, q) for p, q in zip(psi, m.primes)], n, m)[:, rev]
         self.ws, self.iws = shoup_table(self.w, m.q, xp), shoup_table(self.iw, m.q, xp)
         self.n_inv = m.constants([pow(n, -1, q) for q in m.primes])
+        # C-ordered tables: a subset's rows are contiguous (numpy's stages read row slices; the kernels index rows)
+        self.w, self.iw, self.ws, self.iws = (xp.ascontiguousarray(t) for t in (self.w, self.iw, self.ws, self.iws))
+        self.full, self.rows, self._sel = self, tuple(range(len(m))), slice(None)
+        self._prime = None if xp is np else xp.asarray(np.arange(len(m), dtype=np.int32))
+
+    @staticmethod
+    def table_bytes(n: int, primes: int) -> int:
+        """Bytes of the twiddle tables (forward, inverse and their Shoup values) of ``primes`` primes."""
+        return 4 * primes * n * 8
 
     def take(self, rows) -> "NTT":
-        """The tables of the limbs ``rows`` (no recomputation)."""
+        """The transforms of the limbs ``rows`` (indices into this basis), reading this basis's tables."""
         out = object.__new__(NTT)
-        out.n, out.mod = self.n, self.mod.take(rows)
-        idx = self.mod.xp.asarray(np.asarray(rows, dtype=np.int64))
-        out.w, out.iw, out.ws, out.iws = (t[idx] for t in (self.w, self.iw, self.ws, self.iws))
-        out.n_inv = tuple(c[idx] for c in self.n_inv)
+        out.n, out.mod, out.full = self.n, self.mod.take(rows), self.full
+        out.rows = tuple(self.rows[int(r)] for r in rows)
+        lo = out.rows[0] if out.rows else 0
+        out._sel = slice(lo, lo + len(out.rows)) if out.rows == tuple(range(lo, lo + len(out.rows))) \
+            else np.asarray(out.rows, dtype=np.int64)
+        xp = self.mod.xp
+        out.n_inv = out.mod.constants([pow(self.n, -1, q) for q in out.mod.primes])
+        out._prime = None if xp is np else xp.asarray(np.asarray(out.rows, dtype=np.int32))
         return out
+
+    def _twiddles(self, tables):
+        f, sel = self.full, self._sel
+        return lambda m: tuple(t[sel, m:2 * m] for t in tables)
 
     def forward(self, a):
         """NTT of coefficient arrays (..., k, N); returns a new array."""
-        xp, n = self.mod.xp, self.n
-        a = xp.array(a, dtype=np.uint64, copy=True)
-        k, lead = a.shape[-2], a.shape[:-2]
-        q = self.mod.q.reshape(k, 1, 1)
-        m, t = 1, n
-        while m < n:
-            t //= 2
-            v = a.reshape(*lead, k, m, 2, t)
-            w, ws = self.w[:, m:2 * m, None], self.ws[:, m:2 * m, None]
-            u, x = v[..., 0, :], mul_shoup(v[..., 1, :], w, ws, q, xp)
-            v[..., 0, :], v[..., 1, :] = add_mod(u, x, q, xp), sub_mod(u, x, q, xp)
-            m *= 2
-        return a
+        if self.mod.xp is not np:
+            return self.launch(a, inverse=False)
+        a = np.array(a, dtype=np.uint64, copy=True)
+        return stages(a, self._twiddles((self.full.w, self.full.ws)), self.mod.q, inverse=False)
 
     def inverse(self, a):
         """Inverse NTT of (..., k, N) evaluation arrays; returns a new array of coefficients."""
-        xp, n = self.mod.xp, self.n
-        a = xp.array(a, dtype=np.uint64, copy=True)
-        k, lead = a.shape[-2], a.shape[:-2]
-        q = self.mod.q.reshape(k, 1, 1)
-        m, t = n // 2, 1
-        while m >= 1:
-            v = a.reshape(*lead, k, m, 2, t)
-            w, ws = self.iw[:, m:2 * m, None], self.iws[:, m:2 * m, None]
-            u, x = v[..., 0, :], v[..., 1, :]
-            v[..., 0, :], v[..., 1, :] = add_mod(u, x, q, xp), mul_shoup(sub_mod(u, x, q, xp), w, ws, q, xp)
-            m //= 2
-            t *= 2
-        return mul_shoup(a, *self.n_inv, self.mod.q, xp)
+        if self.mod.xp is not np:
+            return self.launch(a, inverse=True)
+        a = np.array(a, dtype=np.uint64, copy=True)
+        stages(a, self._twiddles((self.full.iw, self.full.iws)), self.mod.q, inverse=True)
+        return mul_shoup(a, *self.n_inv, self.mod.q)
+
+    def launch(self, a, inverse: bool, r0: int = 0):
+        """CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k are this
+        NTT's limbs), one kernel launch for every limb and polynomial: a new (..., k, N) array."""
+        from . import kernels
+
+        xp, f = self.mod.xp, self.full
+        k, logn = len(self.rows), self.n.bit_length() - 1
+        if not a.flags.c_contiguous:
+            a = a.copy()
+        out = xp.empty(a.shape[:-2] + (k, self.n), dtype=np.uint64)
+        tables = (f.iw, f.iws) if inverse else (f.w, f.ws)
+        args = (a, out, np.int32(a.shape[-2]), np.int32(r0), np.int32(k), self._prime, *tables, f.mod.q,
+                np.int32(logn)) + ((f.n_inv[0], f.n_inv[1]) if inverse else ())
+        rows = int(np.prod(out.shape[:-1], dtype=np.int64))
+        if rows:
+            kernels.launch("hepkg_rns_ntt_inv" if inverse else "hepkg_rns_ntt_fwd", (rows,),
+                           (min(kernels.NTT_BLOCK, self.n // 2),), args)
+        return out
 
     def multiply(self, a, b):
         """Element-wise product of two NTT-form arrays (the negacyclic product of the polynomials)."""

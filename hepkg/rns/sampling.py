@@ -1,16 +1,21 @@
 """Randomness for keys and encryption, from a cryptographic stream.
 
-Every draw reads bytes of SHAKE-256 keyed by a 32-byte seed from ``secrets`` and a call counter
-(an extendable-output function: the stream reveals nothing of the seed or of other draws, unlike a
-PCG or Mersenne generator, whose state the public key's uniform polynomials would give away). An
-explicit integer seed is accepted for tests that check reproducibility only. Sampling runs on the
-host and the results are uploaded; uniform polynomials are drawn directly in NTT form (uniform in
-any basis).
+Every draw reads bytes of SHAKE-256 keyed by a 32-byte (256-bit) key from ``secrets``, a call
+counter taken under a lock, and a fresh 16-byte nonce from ``os.urandom`` (an extendable-output
+function: the stream reveals nothing of the key or of other draws, unlike a PCG or Mersenne
+generator, whose state the public key's uniform polynomials would give away). The nonce keeps
+draws distinct across threads and across forked copies of a sampler, which share the key and the
+counter. An explicit integer seed (tests of reproducibility only: every key and all encryption
+randomness then follow from a public value) is hashed into the key, and its draws are the counter's
+alone, with no nonce. Sampling runs on the host and the results are uploaded; uniform polynomials
+are drawn directly in NTT form (uniform in any basis).
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+import threading
 
 import numpy as np
 
@@ -24,14 +29,23 @@ class Sampler:
     """Ternary secrets, rounded Gaussian errors and uniform residues for ring degree n."""
 
     def __init__(self, n: int, seed: int | None = None):
-        self.n = n
-        self._key = secrets.token_bytes(32) if seed is None else int(seed).to_bytes(32, "little")
+        self.n, self.seeded = n, seed is not None
+        if seed is None:
+            self._key = secrets.token_bytes(32)
+        elif isinstance(seed, (int, np.integer)) and 0 <= int(seed) < 2 ** 256:
+            self._key = hashlib.sha3_256(b"hepkg.rns.sampling seed " + int(seed).to_bytes(32, "little")).digest()
+        else:
+            raise ValueError(f"seed must be an integer in [0, 2^256), got {seed!r}")
         self._calls = 0
+        self._lock = threading.Lock()
 
     def _bytes(self, count: int) -> np.ndarray:
         """``count`` fresh bytes of the stream (uint8)."""
-        self._calls += 1
-        xof = hashlib.shake_256(self._key + self._calls.to_bytes(8, "little"))
+        with self._lock:
+            self._calls += 1
+            calls = self._calls
+        nonce = b"" if self.seeded else os.urandom(16)
+        xof = hashlib.shake_256(self._key + calls.to_bytes(8, "little") + nonce)
         return np.frombuffer(xof.digest(count), dtype=np.uint8)
 
     def _words(self, count: int) -> np.ndarray:

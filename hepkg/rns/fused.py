@@ -1,0 +1,196 @@
+"""The CuPy path's compound operations, each a few launches of :mod:`hepkg.rns.kernels`.
+
+Their numpy counterparts (the reference, bit-identical) are ``basis.mod_up``, ``basis.mod_down``,
+``basis.rescale``, ``keyswitch.apply_key`` and ``CKKS.mul``. Every constant table a kernel reads
+(basis-conversion tables, key-row maps, inverses of P and of the dropped primes) is built on the
+host once per context and level, uploaded once and cached in the Bases. Launches per call:
+
+- ``mod_up``: 3 (inverse NTT of the limbs, every digit's conversion, forward NTT of every extension);
+- ``switch_tail``: 5 (inner product, inverse NTT of the P limbs, conversion P -> Q, forward NTT,
+  the division by P with the addend of a relinearization or rotation);
+- ``rescale``: 4; ``tensor``: 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels as KN
+
+
+def _shoup(w: int, q: int) -> int:
+    return (w << 64) // q
+
+
+class Fused:
+    """Device-resident tables and the fused operations of one Bases (CuPy)."""
+
+    def __init__(self, bases):
+        self.b, self.xp, self.n = bases, bases.xp, bases.n
+        self._dummy_u64 = self.xp.zeros(1, dtype=np.uint64)
+        self._dummy_perm = self.xp.zeros(1, dtype=np.int64)
+
+    def _up(self, host: dict) -> dict:
+        return {k: self.xp.asarray(v) for k, v in host.items()}
+
+    # ------------------------------------------------------------------ tables (built once, cached)
+    def _conv_table(self, groups, dst_rows) -> dict:
+        """Conversion tables towards ``dst_rows`` for each group (source rows, where each sits in the
+        kernel's input, {destination row: input row copied instead of converted})."""
+        primes = self.b.full.primes
+        a_max = max(len(src) for src, _, _ in groups)
+        if a_max > 16:
+            raise ValueError(f"a basis conversion from {a_max} limbs exceeds the kernel's 16")
+        g, kout = len(groups), len(dst_rows)
+        t = dict(nsrc=np.zeros(g, np.int32), src_row=np.zeros(g * a_max, np.int32),
+                 src_q=np.ones(g * a_max, np.uint64), ih=np.zeros(g * a_max, np.uint64),
+                 ihs=np.zeros(g * a_max, np.uint64), isrc=np.zeros(g * a_max, np.float64),
+                 copy_from=np.full(g * kout, -1, np.int32),
+                 dst_q=np.asarray([primes[r] for r in dst_rows], np.uint64),
+                 hat=np.zeros(g * a_max * kout, np.uint64), hats=np.zeros(g * a_max * kout, np.uint64),
+                 tot=np.zeros(g * kout, np.uint64), tots=np.zeros(g * kout, np.uint64))
+        for gi, (src, where, copy) in enumerate(groups):
+            bs = [primes[r] for r in src]
+            total = 1
+            for q in bs:
+                total *= q
+            t["nsrc"][gi] = len(src)
+            for i, (q, row) in enumerate(zip(bs, where)):
+                j = gi * a_max + i
+                ih = pow(total // q % q, -1, q)
+                t["src_row"][j], t["src_q"][j], t["ih"][j], t["ihs"][j] = row, q, ih, _shoup(ih, q)
+                t["isrc"][j] = 1.0 / q
+            for r, row in enumerate(dst_rows):
+                if row in copy:
+                    t["copy_from"][gi * kout + r] = copy[row]
+                    continue
+                d = primes[row]
+                for i, q in enumerate(bs):
+                    h = (gi * a_max + i) * kout + r
+                    w = total // q % d
+                    t["hat"][h], t["hats"][h] = w, _shoup(w, d)
+                w = total % d
+                t["tot"][gi * kout + r], t["tots"][gi * kout + r] = w, _shoup(w, d)
+        out = self._up(t)
+        out["a_max"] = a_max
+        return out
+
+    def _modup_table(self, level: int, dnum: int) -> dict:
+        b = self.b
+
+        def make():
+            groups = [(rows, rows, {r: r for r in rows}) for rows in b.digits(level, dnum)]  # input: (k, N)
+            return self._conv_table(groups, b.q_rows(level) + b.p_rows)
+        return b._cached(("fused-modup", level, dnum), make)
+
+    def _moddown_table(self, level: int) -> dict:
+        b = self.b
+
+        def make():
+            t = self._conv_table([(b.p_rows, range(len(b.p_rows)), {})], b.q_rows(level))  # input: P limbs
+            m = b.mod(b.q_rows(level))
+            p_prod = b.mod(b.p_rows).product()
+            inv = [pow(p_prod % q, -1, q) for q in m.primes]
+            t.update(self._up(dict(inv=np.asarray(inv, np.uint64),
+                                   invs=np.asarray([_shoup(v, q) for v, q in zip(inv, m.primes)], np.uint64))))
+            k = len(m)
+            t["key_row"] = self.xp.asarray(np.asarray(list(range(k)) + list(b.p_rows), np.int32))
+            return t
+        return b._cached(("fused-moddown", level), make)
+
+    def _rescale_table(self, k: int) -> dict:
+        b = self.b
+
+        def make():
+            q_last = b.full.primes[k - 1]
+            primes = b.full.primes[:k - 1]
+            inv = [pow(q_last, -1, q) for q in primes]
+            t = self._up(dict(half_i=np.asarray([q_last // 2 % q for q in primes], np.uint64),
+                              inv=np.asarray(inv, np.uint64),
+                              invs=np.asarray([_shoup(v, q) for v, q in zip(inv, primes)], np.uint64)))
+            t.update(q_last=np.uint64(q_last), half=np.uint64(q_last // 2))
+            return t
+        return b._cached(("fused-rescale", k), make)
+
+    # ------------------------------------------------------------------ launches
+    def _convert(self, x, t, groups: int, kout: int):
+        """The conversion kernel on x (S, kin, N): (S, groups, kout, N)."""
+        s, kin, n = x.shape[0], x.shape[-2], self.n
+        out = self.xp.empty((s, groups, kout, n), dtype=np.uint64)
+        grid, block = KN.grid(n, s * groups)
+        KN.launch("hepkg_rns_convert", grid, block,
+                  (x, out, np.int32(n), np.int32(kin), np.int32(groups), np.int32(kout), np.int32(t["a_max"]),
+                   t["nsrc"], t["src_row"], t["src_q"], t["ih"], t["ihs"], t["isrc"], t["copy_from"],
+                   t["dst_q"], t["hat"], t["hats"], t["tot"], t["tots"]))
+        return out
+
+    def mod_up(self, d, level: int, dnum: int):
+        """ModUp of the NTT-form (k, N) polynomial d: (digits, k + |P|, N), NTT form (3 launches). Each
+        digit's own rows are copied in coefficient form and transformed back: exactly d's rows."""
+        b = self.b
+        q_rows = b.q_rows(level)
+        ext_rows = q_rows + b.p_rows
+        digits = b.digits(level, dnum)
+        coeffs = b.ntt(q_rows).inverse(d[None])
+        raw = self._convert(coeffs, self._modup_table(level, dnum), len(digits), len(ext_rows))
+        return b.ntt(ext_rows).forward(raw[0])
+
+    def switch_tail(self, ext, level: int, key, add=None, add_polys: int = 0, perm=None):
+        """ModDown(sum_j ext_j * key_j) over Q_l, plus ``add`` (its first ``add_polys`` polynomials, through
+        the automorphism ``perm`` if given): (2, k, N) in 5 launches. ``perm`` also permutes ``ext``."""
+        b, xp, n = self.b, self.xp, self.n
+        q_rows = b.q_rows(level)
+        k, ext_rows = len(q_rows), q_rows + b.p_rows
+        kk, d = len(ext_rows), ext.shape[0]
+        t = self._moddown_table(level)
+        m = b.mod(ext_rows)
+        use_perm = np.int32(perm is not None)
+        perm = self._dummy_perm if perm is None else perm
+        ip = xp.empty((2, kk, n), dtype=np.uint64)
+        grid, block = KN.grid(n, kk)
+        KN.launch("hepkg_rns_key_inner", grid, block,
+                  (ext, key.b, key.a, ip, perm, use_perm, np.int32(n), np.int32(d), np.int32(kk),
+                   np.int32(key.b.shape[1]), t["key_row"], m.q, m.mu, m.lo_shift, m.out_lo))
+        coeffs = b.ntt(b.p_rows).launch(ip, inverse=True, r0=k)
+        conv = self._convert(coeffs, t, 1, k)
+        conv = b.ntt(q_rows).forward(conv.reshape(2, k, n))
+        return self._finish(ip, conv, t, add, add_polys, perm, use_perm, b.mod(q_rows).q)
+
+    def _finish(self, c, t, tab, add, add_polys, perm, use_perm, q):
+        s, k, n = t.shape[0], t.shape[-2], self.n
+        out = self.xp.empty((s, k, n), dtype=np.uint64)
+        if add is not None and not add.flags.c_contiguous:
+            add = add.copy()
+        grid, block = KN.grid(n, s * k)
+        KN.launch("hepkg_rns_finish", grid, block,
+                  (c, t, out, self._dummy_u64 if add is None else add, perm, use_perm, np.int32(n),
+                   np.int32(c.shape[-2]), np.int32(k), np.int32(add_polys if add is not None else 0), q,
+                   tab["inv"], tab["invs"]))
+        return out
+
+    def rescale(self, c):
+        """c (S, k, N) NTT form divided by its last prime, rounding: (S, k-1, N) in 4 launches."""
+        b, xp, n = self.b, self.xp, self.n
+        if not c.flags.c_contiguous:
+            c = c.copy()
+        s, k = c.shape[0], c.shape[-2]
+        tab = self._rescale_table(k)
+        rows = tuple(range(k - 1))
+        top = b.ntt((k - 1,)).launch(c, inverse=True, r0=k - 1)
+        q = b.mod(rows).q
+        t = xp.empty((s, k - 1, n), dtype=np.uint64)
+        grid, block = KN.grid(n, s * (k - 1))
+        KN.launch("hepkg_rns_rescale_prep", grid, block,
+                  (top, t, np.int32(n), np.int32(k - 1), tab["q_last"], tab["half"], q, tab["half_i"]))
+        t = b.ntt(rows).forward(t)
+        return self._finish(c, t, tab, None, 0, self._dummy_perm, np.int32(0), q)
+
+    def tensor(self, a, b_, level: int):
+        """The size-3 product of the size-2 ciphertexts' data a, b_ (2, k, N): 1 launch."""
+        k, n = a.shape[-2], self.n
+        m = self.b.mod(self.b.q_rows(level))
+        a, b_ = (x if x.flags.c_contiguous else x.copy() for x in (a, b_))
+        out = self.xp.empty((3, k, n), dtype=np.uint64)
+        grid, block = KN.grid(n, k)
+        KN.launch("hepkg_rns_tensor", grid, block, (a, b_, out, np.int32(n), np.int32(k), m.q, m.mu, m.lo_shift,
+                                                     m.out_lo))
+        return out

@@ -1,0 +1,368 @@
+"""The CUDA kernels of the engine's CuPy path, each beside its numpy twin (:data:`TWINS`, by kernel name).
+
+Element-wise kernels (CuPy ``ElementwiseKernel``, broadcasting): ``mul_mod``, ``mul_shoup``, ``add_mod``,
+``sub_mod``, ``neg_mod``. Raw kernels (one launch each, every limb and polynomial of the call):
+
+- ``ntt_fwd`` / ``ntt_inv``: all log N stages of the NTT of ``kp`` rows per polynomial, one block per
+  row (stages separated by ``__syncthreads``), twiddles read from one table per prime through a
+  row -> prime map (no per-subset copies);
+- ``convert``: fast basis conversion of several groups at once (ModUp: every digit; ModDown: P -> Q),
+  rows of a group's own basis copied;
+- ``key_inner``: the key-switching inner product of the ModUp digits with a key's (b, a), optionally
+  through an automorphism (hoisted rotations);
+- ``finish``: (c - t) * P^-1 (ModDown's and rescale's last step), plus an optional addend (permuted);
+- ``rescale_prep``: the rounded top limb of a rescale carried to every other limb;
+- ``tensor``: the three products of a ciphertext multiplication.
+
+A twin computes exactly what its kernel computes (every residue canonical, float sums in the same
+order), so the CuPy path is bit-identical to numpy; tests compile every source (NVRTC) and run it
+as C++ against its twin.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from .arith import _mul_mod_xp, _mul_shoup_xp, add_mod as _add, sub_mod as _sub
+from .ntt import stages
+
+PRELUDE = r"""
+typedef unsigned long long u64;
+__device__ __forceinline__ u64 umin(u64 a, u64 b) { return a < b ? a : b; }
+__device__ __forceinline__ u64 add_mod(u64 a, u64 b, u64 q) { u64 s = a + b; return umin(s, s - q); }
+__device__ __forceinline__ u64 sub_mod(u64 a, u64 b, u64 q) { u64 d = a + (q - b); return umin(d, d - q); }
+__device__ __forceinline__ u64 mul_shoup(u64 a, u64 w, u64 ws, u64 q) {
+  u64 t = a * w - __umul64hi(a, ws) * q;
+  return t >= q ? t - q : t;
+}
+__device__ __forceinline__ u64 mul_mod(u64 a, u64 b, u64 q, u64 mu, u64 lsh, u64 osh) {
+  u64 lo = a * b, hi = __umul64hi(a, b);
+  u64 x1 = (hi << (64 - lsh)) | (lo >> lsh);
+  u64 qh = (__umul64hi(x1, mu) << (64 - osh)) | ((x1 * mu) >> osh);
+  u64 t = lo - qh * q;
+  if (t >= q) t -= q;
+  if (t >= q) t -= q;
+  return t;
+}
+"""
+
+#: element-wise kernels: name -> (input params, output param, body)
+ELEMENTWISE = {
+    "hepkg_rns_mul_mod": ("uint64 a, uint64 b, uint64 q, uint64 mu, uint64 lsh, uint64 osh", "uint64 r",
+                          "r = mul_mod(a, b, q, mu, lsh, osh);"),
+    "hepkg_rns_mul_shoup": ("uint64 a, uint64 w, uint64 ws, uint64 q", "uint64 r", "r = mul_shoup(a, w, ws, q);"),
+    "hepkg_rns_add_mod": ("uint64 a, uint64 b, uint64 q", "uint64 r", "r = add_mod(a, b, q);"),
+    "hepkg_rns_sub_mod": ("uint64 a, uint64 b, uint64 q", "uint64 r", "r = sub_mod(a, b, q);"),
+    "hepkg_rns_neg_mod": ("uint64 a, uint64 q", "uint64 r", "r = sub_mod(0, a, q);"),
+}
+
+RAW = {
+    "hepkg_rns_ntt_fwd": r"""
+extern "C" __global__ void hepkg_rns_ntt_fwd(const u64* in, u64* out, int kin, int r0, int kp, const int* prime,
+                                             const u64* w, const u64* ws, const u64* q, int logn) {
+  int n = 1 << logn, row = blockIdx.x, s = row / kp, rr = row % kp, p = prime[rr];
+  const u64* src = in + ((size_t)s * kin + r0 + rr) * n;
+  u64* x = out + (size_t)row * n;
+  const u64 *W = w + (size_t)p * n, *WS = ws + (size_t)p * n;
+  u64 Q = q[p];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = src[i];
+  __syncthreads();
+  for (int st = 0; st < logn; st++) {
+    int m = 1 << st, lt = logn - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < n / 2; b += blockDim.x) {
+      int i = b >> lt, idx = (i << (lt + 1)) + (b & (t - 1));
+      u64 u = x[idx], v = mul_shoup(x[idx + t], W[m + i], WS[m + i], Q);
+      x[idx] = add_mod(u, v, Q);
+      x[idx + t] = sub_mod(u, v, Q);
+    }
+    __syncthreads();
+  }
+}
+""",
+    "hepkg_rns_ntt_inv": r"""
+extern "C" __global__ void hepkg_rns_ntt_inv(const u64* in, u64* out, int kin, int r0, int kp, const int* prime,
+                                             const u64* iw, const u64* iws, const u64* q, int logn,
+                                             const u64* ninv, const u64* ninvs) {
+  int n = 1 << logn, row = blockIdx.x, s = row / kp, rr = row % kp, p = prime[rr];
+  const u64* src = in + ((size_t)s * kin + r0 + rr) * n;
+  u64* x = out + (size_t)row * n;
+  const u64 *W = iw + (size_t)p * n, *WS = iws + (size_t)p * n;
+  u64 Q = q[p];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = src[i];
+  __syncthreads();
+  for (int st = logn - 1; st >= 0; st--) {
+    int m = 1 << st, lt = logn - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < n / 2; b += blockDim.x) {
+      int i = b >> lt, idx = (i << (lt + 1)) + (b & (t - 1));
+      u64 u = x[idx], v = x[idx + t];
+      x[idx] = add_mod(u, v, Q);
+      x[idx + t] = mul_shoup(sub_mod(u, v, Q), W[m + i], WS[m + i], Q);
+    }
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = mul_shoup(x[i], ninv[p], ninvs[p], Q);
+}
+""",
+    "hepkg_rns_convert": r"""
+#define HEPKG_MAX_SRC 16
+extern "C" __global__ void hepkg_rns_convert(const u64* x, u64* out, int n, int kin, int groups, int kout, int A,
+    const int* nsrc, const int* src_row, const u64* src_q, const u64* ih, const u64* ihs, const double* isrc,
+    const int* copy_from, const u64* dst_q, const u64* hat, const u64* hats, const u64* tot, const u64* tots) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  int sg = blockIdx.y, s = sg / groups, g = sg % groups, ns = nsrc[g];
+  const u64* xs = x + (size_t)s * kin * n;
+  u64* o = out + (size_t)sg * kout * n;
+  u64 y[HEPKG_MAX_SRC];
+  double f = 0.0;
+  for (int i = 0; i < ns; i++) {
+    int gi = g * A + i;
+    y[i] = mul_shoup(xs[(size_t)src_row[gi] * n + c], ih[gi], ihs[gi], src_q[gi]);
+    f = __dadd_rn(f, __dmul_rn((double)y[i], isrc[gi]));
+  }
+  u64 v = (u64)rint(f);
+  for (int r = 0; r < kout; r++) {
+    int cf = copy_from[g * kout + r];
+    u64 res;
+    if (cf >= 0) {
+      res = xs[(size_t)cf * n + c];
+    } else {
+      u64 Q = dst_q[r], acc = 0;
+      for (int i = 0; i < ns; i++) {
+        int h = (g * A + i) * kout + r;
+        acc = add_mod(acc, mul_shoup(y[i], hat[h], hats[h], Q), Q);
+      }
+      res = sub_mod(acc, mul_shoup(v, tot[g * kout + r], tots[g * kout + r], Q), Q);
+    }
+    o[(size_t)r * n + c] = res;
+  }
+}
+""",
+    "hepkg_rns_key_inner": r"""
+extern "C" __global__ void hepkg_rns_key_inner(const u64* ext, const u64* kb, const u64* ka, u64* out,
+    const long long* perm, int use_perm, int n, int D, int K, int KR, const int* key_row,
+    const u64* q, const u64* mu, const u64* lsh, const u64* osh) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  int r = blockIdx.y, kr = key_row[r];
+  long long src = use_perm ? perm[c] : c;
+  u64 Q = q[r], M = mu[r], L = lsh[r], O = osh[r], accb = 0, acca = 0;
+  for (int j = 0; j < D; j++) {
+    u64 e = ext[((size_t)j * K + r) * n + src];
+    u64 pb = mul_mod(e, kb[((size_t)j * KR + kr) * n + c], Q, M, L, O);
+    u64 pa = mul_mod(e, ka[((size_t)j * KR + kr) * n + c], Q, M, L, O);
+    accb = j ? add_mod(accb, pb, Q) : pb;
+    acca = j ? add_mod(acca, pa, Q) : pa;
+  }
+  out[(size_t)r * n + c] = accb;
+  out[((size_t)K + r) * n + c] = acca;
+}
+""",
+    "hepkg_rns_finish": r"""
+extern "C" __global__ void hepkg_rns_finish(const u64* cc, const u64* t, u64* out, const u64* add,
+    const long long* perm, int use_perm, int n, int kc, int k, int add_polys,
+    const u64* q, const u64* inv, const u64* invs) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  int sr = blockIdx.y, s = sr / k, r = sr % k;
+  u64 Q = q[r];
+  u64 v = mul_shoup(sub_mod(cc[((size_t)s * kc + r) * n + c], t[(size_t)sr * n + c], Q), inv[r], invs[r], Q);
+  if (s < add_polys) v = add_mod(add[(size_t)sr * n + (use_perm ? perm[c] : c)], v, Q);
+  out[(size_t)sr * n + c] = v;
+}
+""",
+    "hepkg_rns_rescale_prep": r"""
+extern "C" __global__ void hepkg_rns_rescale_prep(const u64* top, u64* t, int n, int k1, u64 ql, u64 half,
+                                                  const u64* q, const u64* half_i) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  int sr = blockIdx.y, s = sr / k1, r = sr % k1;
+  u64 x = top[(size_t)s * n + c] + half;
+  x = umin(x, x - ql);
+  t[(size_t)sr * n + c] = sub_mod(x % q[r], half_i[r], q[r]);
+}
+""",
+    "hepkg_rns_tensor": r"""
+extern "C" __global__ void hepkg_rns_tensor(const u64* a, const u64* b, u64* out, int n, int k,
+    const u64* q, const u64* mu, const u64* lsh, const u64* osh) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  int r = blockIdx.y;
+  size_t i0 = (size_t)r * n + c, i1 = ((size_t)k + r) * n + c;
+  u64 Q = q[r], M = mu[r], L = lsh[r], O = osh[r];
+  u64 a0 = a[i0], a1 = a[i1], b0 = b[i0], b1 = b[i1];
+  out[i0] = mul_mod(a0, b0, Q, M, L, O);
+  out[i1] = add_mod(mul_mod(a0, b1, Q, M, L, O), mul_mod(a1, b0, Q, M, L, O), Q);
+  out[((size_t)2 * k + r) * n + c] = mul_mod(a1, b1, Q, M, L, O);
+}
+""",
+}
+
+#: threads per block of the element-wise raw kernels (grid: (ceil(N / BLOCK), rows))
+BLOCK = 256
+#: threads per block of the NTT kernels (one block per row)
+NTT_BLOCK = 1024
+
+
+def source(name: str) -> str:
+    """The full CUDA source of a kernel (prelude included); an element-wise kernel's body is wrapped in a
+    one-thread-per-element kernel of contiguous equal-shape arguments (CuPy's own wrapper also broadcasts)."""
+    if name in RAW:
+        return PRELUDE + RAW[name]
+    ins, out, body = ELEMENTWISE[name]
+    names = [p.split()[1] for p in ins.split(",")]
+    o = out.split()[1]
+    params = ", ".join([f"const u64* _{v}" for v in names] + [f"u64* _{o}", "long long n"])
+    loads = " ".join(f"u64 {v} = _{v}[i];" for v in names)
+    return PRELUDE + (f'extern "C" __global__ void {name}({params}) {{\n'
+                      f"  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      f"  if (i >= n) return;\n  {loads} u64 {o};\n  {body}\n  _{o}[i] = {o};\n}}\n")
+
+
+# ---------------------------------------------------------------------- numpy twins
+def _barrett(q, mu, lsh, osh):
+    return types.SimpleNamespace(q=q, mu=mu, lo_shift=lsh, hi_shift=np.uint64(64) - lsh, out_lo=osh,
+                                 out_hi=np.uint64(64) - osh, xp=np)
+
+
+def _check_grid(name, grid, block, n, rows):
+    if grid[0] * block[0] < n or (len(grid) > 1 and grid[1]) != rows:
+        raise ValueError(f"{name}: grid {grid} x block {block} does not cover {rows} rows of {n}")
+
+
+def _ntt_twin(inverse):
+    def twin(grid, block, inp, out, kin, r0, kp, prime, w, ws, q, logn, *ninv):
+        n = 1 << int(logn)
+        s = out.size // (int(kp) * n)
+        if grid != (s * int(kp),):
+            raise ValueError(f"ntt: grid {grid} is not one block per row ({s * int(kp)})")
+        x = inp.reshape(s, int(kin), n)[:, int(r0):int(r0) + int(kp)].copy()
+        p = prime.astype(np.int64)
+        qs = q[p].reshape(-1, 1)
+        stages(x, lambda m: (w[p, m:2 * m], ws[p, m:2 * m]), qs, inverse)
+        if inverse:
+            x = _mul_shoup_xp(x, ninv[0][p].reshape(-1, 1), ninv[1][p].reshape(-1, 1), qs, np)
+        out.reshape(x.shape)[...] = x
+    return twin
+
+
+def _convert_twin(grid, block, x, out, n, kin, groups, kout, a_max, nsrc, src_row, src_q, ih, ihs, isrc,
+                  copy_from, dst_q, hat, hats, tot, tots):
+    n, kin, groups, kout, a_max = (int(v) for v in (n, kin, groups, kout, a_max))
+    s = x.size // (kin * n)
+    _check_grid("convert", grid, block, n, s * groups)
+    xs, o = x.reshape(s, kin, n), out.reshape(s, groups, kout, n)
+    for g in range(groups):
+        sel = slice(g * a_max, g * a_max + int(nsrc[g]))
+        y = _mul_shoup_xp(xs[:, src_row[sel].astype(np.int64)], ih[sel, None], ihs[sel, None], src_q[sel, None], np)
+        v = np.rint(np.sum(y.astype(np.float64) * isrc[sel, None], axis=-2)).astype(np.uint64)
+        for r in range(kout):
+            cf = int(copy_from[g * kout + r])
+            if cf >= 0:
+                o[:, g, r] = xs[:, cf]
+                continue
+            acc = np.zeros_like(v)
+            for i in range(sel.stop - sel.start):
+                h = (g * a_max + i) * kout + r
+                acc = _add(acc, _mul_shoup_xp(y[:, i], hat[h], hats[h], dst_q[r], np), dst_q[r])
+            j = g * kout + r
+            o[:, g, r] = _sub(acc, _mul_shoup_xp(v, tot[j], tots[j], dst_q[r], np), dst_q[r])
+
+
+def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh):
+    n, d, k, kr = int(n), int(d), int(k), int(kr)
+    _check_grid("key_inner", grid, block, n, k)
+    e = ext.reshape(-1, k, n)[:d]
+    if use_perm:
+        e = e[..., perm]
+    rows = key_row.astype(np.int64)
+    m = _barrett(q.reshape(-1, 1), mu.reshape(-1, 1), lsh.reshape(-1, 1), osh.reshape(-1, 1))
+    o = out.reshape(2, k, n)
+    for t, key in enumerate((kb, ka)):
+        y = key.reshape(-1, kr, n)[:d][:, rows]
+        acc = _mul_mod_xp(e[0], y[0], m)
+        for j in range(1, d):
+            acc = _add(acc, _mul_mod_xp(e[j], y[j], m), m.q)
+        o[t] = acc
+
+
+def _finish_twin(grid, block, cc, t, out, add, perm, use_perm, n, kc, k, add_polys, q, inv, invs):
+    n, kc, k, add_polys = int(n), int(kc), int(k), int(add_polys)
+    s = out.size // (k * n)
+    _check_grid("finish", grid, block, n, s * k)
+    qc = q.reshape(-1, 1)
+    v = _mul_shoup_xp(_sub(cc.reshape(s, kc, n)[:, :k], t.reshape(s, k, n), qc), inv.reshape(-1, 1),
+                      invs.reshape(-1, 1), qc, np)
+    if add_polys:
+        a = add.reshape(-1, k, n)[:add_polys]
+        v[:add_polys] = _add(a[..., perm] if use_perm else a, v[:add_polys], qc)
+    out.reshape(s, k, n)[...] = v
+
+
+def _rescale_prep_twin(grid, block, top, t, n, k1, ql, half, q, half_i):
+    n, k1 = int(n), int(k1)
+    s = t.size // (k1 * n)
+    _check_grid("rescale_prep", grid, block, n, s * k1)
+    x = top.reshape(s, 1, n) + half
+    x = np.minimum(x, x - ql)
+    t.reshape(s, k1, n)[...] = _sub(x % q.reshape(-1, 1), half_i.reshape(-1, 1), q.reshape(-1, 1))
+
+
+def _tensor_twin(grid, block, a, b, out, n, k, q, mu, lsh, osh):
+    n, k = int(n), int(k)
+    _check_grid("tensor", grid, block, n, k)
+    m = _barrett(q.reshape(-1, 1), mu.reshape(-1, 1), lsh.reshape(-1, 1), osh.reshape(-1, 1))
+    (a0, a1), (b0, b1) = a.reshape(2, k, n), b.reshape(2, k, n)
+    o = out.reshape(3, k, n)
+    o[0] = _mul_mod_xp(a0, b0, m)
+    o[1] = _add(_mul_mod_xp(a0, b1, m), _mul_mod_xp(a1, b0, m), m.q)
+    o[2] = _mul_mod_xp(a1, b1, m)
+
+
+#: numpy twin of every kernel, by name (what the CuPy stand-in runs)
+TWINS = {
+    "hepkg_rns_mul_mod": lambda a, b, q, mu, lsh, osh: _mul_mod_xp(a, b, _barrett(q, mu, lsh, osh)),
+    "hepkg_rns_mul_shoup": lambda a, w, ws, q: _mul_shoup_xp(a, w, ws, q, np),
+    "hepkg_rns_add_mod": _add,
+    "hepkg_rns_sub_mod": _sub,
+    "hepkg_rns_neg_mod": lambda a, q: _sub(np.zeros_like(a), a, q),
+    "hepkg_rns_ntt_fwd": _ntt_twin(False),
+    "hepkg_rns_ntt_inv": _ntt_twin(True),
+    "hepkg_rns_convert": _convert_twin,
+    "hepkg_rns_key_inner": _key_inner_twin,
+    "hepkg_rns_finish": _finish_twin,
+    "hepkg_rns_rescale_prep": _rescale_prep_twin,
+    "hepkg_rns_tensor": _tensor_twin,
+}
+
+
+# ---------------------------------------------------------------------- CuPy launch
+_CACHE: dict = {}
+
+
+def reset() -> None:
+    """Forget the compiled kernels (a new ``cupy`` module)."""
+    _CACHE.clear()
+
+
+def elementwise(name: str):
+    """The CuPy ElementwiseKernel ``name`` (compiled once)."""
+    if name not in _CACHE:
+        import cupy as cp  # only on the CuPy path
+        ins, out, body = ELEMENTWISE[name]
+        _CACHE[name] = cp.ElementwiseKernel(ins, out, body, name, preamble=PRELUDE)
+    return _CACHE[name]
+
+
+def launch(name: str, grid: tuple, block: tuple, args: tuple) -> None:
+    """Launch the raw kernel ``name`` (compiled once)."""
+    if name not in _CACHE:
+        import cupy as cp
+        _CACHE[name] = cp.RawKernel(source(name), name)
+    _CACHE[name](grid, block, args)
+
+
+def grid(n: int, rows: int) -> tuple:
+    """The (grid, block) of an element-wise raw kernel over ``rows`` rows of ``n``."""
+    return (-(-n // BLOCK), rows), (BLOCK,)
