@@ -154,3 +154,26 @@ def test_tighten_bound_only_tightens_and_takes_a_number():
     for bad in (-1.0, float("nan"), "1", True, None):
         with pytest.raises(ValueError, match="non-negative number"):
             ctx.tighten_bound(ct, bad)
+
+
+def test_a_weighted_comparison_lets_a_membership_sum_fit_at_the_last_level():
+    """ckks-32768-d9, kappa 8 from level 1: the comparison ends at the last level (2^14), where the sum of
+    16384 comparisons (bounded by 1.02 each) cannot be proven to fit; weight = 1/16384 makes it fit."""
+    from hepkg.facesearch.chebyshev import compare, compare_numpy
+
+    ctx = he.context("sim", "ckks-32768-d9", rotations="all")
+    x = np.random.default_rng(1).uniform(-1, 1, ctx.slots)
+    scores = ctx.mul_plain(ctx.encrypt(x), 1.0)
+    with pytest.raises(he.ScaleOverflow, match=r"2\^14 that a ciphertext at level 9 of 9"):
+        ctx.sum_slots(compare(ctx, scores, 8))
+    w = 1.0 / ctx.slots
+    total = ctx.sum_slots(compare(ctx, scores, 8, weight=w))
+    assert total.level == ctx.max_level and total.bound < 2
+    assert ctx.decrypt(total, 1)[0] / w == pytest.approx(compare_numpy(x, 8).sum(), abs=1e-3)
+    for path in ("cpu", "gpu"):
+        np.testing.assert_allclose(compare_numpy(x, 8, path=path, weight=w), w * compare_numpy(x, 8, path=path))
+        np.testing.assert_allclose(ctx.decrypt(compare(ctx, scores, 8, path=path, weight=w)),
+                                   w * compare_numpy(x, 8, path=path), atol=1e-9)
+    for bad in (0, -1.0, float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="weight"):
+            compare(ctx, scores, 8, weight=bad)

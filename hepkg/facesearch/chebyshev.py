@@ -342,7 +342,7 @@ def _check_kappa(kappa: int, path: str) -> int:
     return DEGREE_FOR_KAPPA[kappa]
 
 
-def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
+def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu", weight: float = 1.0):
     """About 1 in a slot >= delta, 0 below (Eq. 7), for scores in [-1, 1]; the output ciphertext.
 
     ``path='cpu'`` (HyDia's CPU comparison): the degree-DEGREE_FOR_KAPPA[kappa] series of
@@ -354,20 +354,34 @@ def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
 
     The scores are cosine similarities of unit vectors (the client and the enroller normalize them), so
     |x| <= 1 by Cauchy-Schwarz: asserted on ``ct`` (``ctx.tighten_bound``), the bound every later one
-    follows from (the sum of l products that made the scores carries l)."""
+    follows from (the sum of l products that made the scores carries l).
+
+    ``weight`` multiplies the output, folded into the last polynomial's coefficients (no level): a sum of
+    S comparisons (membership) is bounded by S times the output's bound, which at the last level of
+    ckks-32768-d9/d11 (2^14) does not fit for S = 16384 slots; ``weight=1/S`` keeps it at about 1."""
     degree = _check_kappa(kappa, path)
+    weight = _check_weight(weight)
     ct = ctx.tighten_bound(ct, 1.0)
     if path == "gpu":
-        return evaluate_chebyshev(ctx, ct, step_coefficients(degree, delta))
-    return f4(ctx, evaluate_chebyshev(ctx, ct, sign_coefficients(degree, delta)), scale=0.5, shift=0.5)
+        return evaluate_chebyshev(ctx, ct, weight * step_coefficients(degree, delta))
+    return f4(ctx, evaluate_chebyshev(ctx, ct, sign_coefficients(degree, delta)), scale=0.5 * weight,
+              shift=0.5 * weight)
 
 
-def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu") -> np.ndarray:
+def _check_weight(weight) -> float:
+    if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.integer, np.floating)) \
+            or not 0 < weight < math.inf:
+        raise ValueError(f"weight must be a positive finite number, got {weight!r}")
+    return float(weight)
+
+
+def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu", weight: float = 1.0) -> np.ndarray:
     """The exact polynomial :func:`compare` evaluates, on plaintext values."""
     degree = _check_kappa(kappa, path)
+    weight = _check_weight(weight)
     if path == "gpu":
-        return chebyshev_numpy(step_coefficients(degree, delta), x)
-    return f4_numpy(chebyshev_numpy(sign_coefficients(degree, delta), x), scale=0.5, shift=0.5)
+        return chebyshev_numpy(weight * step_coefficients(degree, delta), x)
+    return f4_numpy(chebyshev_numpy(sign_coefficients(degree, delta), x), scale=0.5 * weight, shift=0.5 * weight)
 
 
 # ---------------------------------------------------------------------------- Algorithm 2 as printed
