@@ -177,3 +177,11 @@ def test_a_weighted_comparison_lets_a_membership_sum_fit_at_the_last_level():
     for bad in (0, -1.0, float("inf"), True, "1"):
         with pytest.raises(ValueError, match="weight"):
             compare(ctx, scores, 8, weight=bad)
+
+
+def test_a_ciphertext_built_without_a_bound_is_refused():
+    ctx = make_context("sim", "ckks")
+    ct = ctx.encrypt([1.0])
+    with pytest.raises(he.ScaleOverflow, match="no magnitude bound"):
+        ctx.decrypt(he.Ciphertext(ct.raw, ctx))
+    assert ctx.decrypt(he.Ciphertext(ct.raw, ctx, bound=1.0), 1)[0] == pytest.approx(1.0)

@@ -439,6 +439,9 @@ class Context(ABC):
                                   f"{self.backend}/{self.params.name}")
         if ct.ctx.backend != self.backend:
             raise ContextMismatch(f"ciphertext from backend '{ct.ctx.backend}' used on backend '{self.backend}'")
+        if ct.bound is None and not self.is_integer:
+            raise ScaleOverflow("this CKKS ciphertext carries no magnitude bound (it was built outside the context's "
+                                "operations): give Ciphertext(..., bound=) one you can justify")
 
     def _check_plain(self, pt: Plaintext) -> None:
         if pt.key_id != self.key_id:
