@@ -11,6 +11,7 @@ Operations never modify their inputs.
 """
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
 from typing import Iterable
@@ -309,7 +310,11 @@ class Context(ABC):
         """CKKS: the magnitude a value at scale 2^scale_bits must stay below in a ciphertext at
         ``level`` (moduli dropped), 2^(bits of the data primes left - scale_bits - 1): what the
         modulus at that level holds, centered. The one definition every overflow check uses."""
-        return 2.0 ** (self._capacity_bits(level))
+        return self._capacities[level]
+
+    @functools.cached_property
+    def _capacities(self) -> tuple[float, ...]:
+        return tuple(2.0 ** self._capacity_bits(level) for level in range(self.max_level + 1))
 
     def _capacity_bits(self, level: int) -> int:
         return sum(self.params.qi_bits[:self.max_level - level + 1]) - self.params.scale_bits - 1
@@ -321,7 +326,7 @@ class Context(ABC):
         if self.is_integer:
             return None
         bound = float(bound())
-        if not bound < self.ckks_capacity_at(level):  # NaN included
+        if not bound < self._capacities[level]:  # NaN included
             bits = self._capacity_bits(level)
             raise ScaleOverflow(
                 f"{what} can hold |values| up to {bound:.6g} (the bound carried from the encrypted inputs), beyond the "
