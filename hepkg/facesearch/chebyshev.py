@@ -19,9 +19,17 @@ addition and product (the upper one is dropped, and the drop is counted). The ba
 align on their own (SEAL through Pyfhel and TenSEAL also equalizes the scales that rescaling by
 primes near 2^scale_bits leaves a rounding drift apart); doing it here makes every level visible,
 as FIDESlib's explicit MatchLevel does. Only :func:`openfhe_native_chebyshev` leaves the protocol.
+
+Magnitude bounds: the backend protocol carries an upper bound on every CKKS ciphertext's values by
+interval arithmetic, which through a series grows far beyond the truth (T_8 on [-1, 1]: 723 instead
+of 1). Where the mathematics proves a tighter one, it is asserted with ``ctx.tighten_bound``: each
+power T_i(y) by 1 (or T_i(r) for |y| <= r > 1), a series' or f4's output by the polynomial's maximum
+on the input interval (:func:`poly_max_abs`), the comparison's input by 1 (cosine similarities of unit
+vectors). The context then refuses what cannot fit (``ScaleOverflow``) before it wraps.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -30,7 +38,7 @@ from numpy.polynomial import chebyshev as C
 __all__ = ["DEGREE_FOR_KAPPA", "DELTA", "coefficients", "step_coefficients", "sign_coefficients", "chebyshev_numpy",
            "ps_parameters", "baby_size", "series_depth", "paterson_stockmeyer_numpy", "evaluate_chebyshev", "f4",
            "f4_numpy", "compare", "compare_numpy", "printed_algorithm2_numpy", "effective_threshold",
-           "openfhe_native_chebyshev"]
+           "openfhe_native_chebyshev", "poly_max_abs", "chebyshev_t_max"]
 
 #: Chebyshev degree per comparison depth kappa (the paper's Paterson-Stockmeyer-aware lookup).
 DEGREE_FOR_KAPPA = {7: 5, 8: 13, 9: 27, 10: 59}
@@ -78,6 +86,31 @@ def chebyshev_numpy(c, x, a: float = -1.0, b: float = 1.0) -> np.ndarray:
     return C.chebval(_unit(np.asarray(x, dtype=float), a, b), np.asarray(c, dtype=float))
 
 
+# ---------------------------------------------------------------------------- proven magnitude bounds
+
+@functools.lru_cache(maxsize=256)
+def poly_max_abs(basis: str, coef: tuple, r: float) -> float:
+    """A proven upper bound on |p(y)| for |y| <= r, p of degree n given by ``coef`` in ``basis``
+    ('chebyshev': sum c_i T_i(y); 'power': sum c_i y^i): the largest |p| on 64 n^2 + 1 even points of
+    [-r, r], raised by Markov's inequality (|p'| <= n^2 / r max|p| there, so p moves by at most max|p| / 64
+    between a point and its nearest grid point): max|p| <= grid max / (1 - 1/64)."""
+    n = max(len(coef) - 1, 1)
+    y = np.linspace(-r, r, 64 * n * n + 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = C.chebval(y, coef) if basis == "chebyshev" else np.polynomial.polynomial.polyval(y, coef)
+        top = float(np.max(np.abs(p))) / (1 - 1 / 64)
+    return top if np.isfinite(top) else math.inf
+
+
+def chebyshev_t_max(i: int, r: float) -> float:
+    """max |T_i(y)| for |y| <= r: 1 for r <= 1, T_i(r) = cosh(i acosh r) beyond (T_i grows monotonically
+    there); inf where that overflows a float."""
+    if r <= 1:
+        return 1.0
+    t = i * math.acosh(r)
+    return math.cosh(t) if t < 700 else math.inf
+
+
 # ---------------------------------------------------------------------------- Paterson-Stockmeyer plan
 
 def ps_parameters(degree: int) -> tuple[int, int]:
@@ -112,6 +145,10 @@ class _Slots:
     def __init__(self, values, level: int):
         self.values, self.level = values, level
 
+    @property
+    def bound(self) -> float:
+        return float(np.max(np.abs(self.values)))
+
 
 def _val(v):
     return v.values if isinstance(v, _Slots) else v
@@ -142,6 +179,9 @@ class _Shadow:
 
     def mul_plain(self, x, s):
         return _Slots(x.values * s, x.level + 1)
+
+    def tighten_bound(self, x, bound):
+        return x
 
 
 def _shadow_run(c: np.ndarray, k: int, x=0.0, a: float = -1.0, b: float = 1.0) -> tuple[_Slots, int]:
@@ -208,14 +248,17 @@ def _double_minus(ctx, prod, minus):
 
 def _powers(ctx, t1, k: int, top: int) -> dict:
     """Baby powers T_1..T_k (T_2j = 2 T_j^2 - 1, T_{a+b} = 2 T_a T_b - T_{a-b}) and giant powers
-    T_2k, T_4k, ..., T_top by doubling; T_i in depth ceil(log2 i)."""
+    T_2k, T_4k, ..., T_top by doubling; T_i in depth ceil(log2 i), its bound tightened to max |T_i| on the
+    input's interval."""
+    r = t1.bound
     T = {1: t1}
     for i in range(2, k + 1):
         hi, lo = (i + 1) // 2, i // 2
-        T[i] = _double_minus(ctx, _mul(ctx, T[hi], T[lo]), T[hi - lo] if hi != lo else 1.0)
+        T[i] = ctx.tighten_bound(_double_minus(ctx, _mul(ctx, T[hi], T[lo]), T[hi - lo] if hi != lo else 1.0),
+                                 chebyshev_t_max(i, r))
     g = k
     while g < top:
-        T[2 * g] = _double_minus(ctx, _mul(ctx, T[g], T[g]), 1.0)
+        T[2 * g] = ctx.tighten_bound(_double_minus(ctx, _mul(ctx, T[g], T[g]), 1.0), chebyshev_t_max(2 * g, r))
         g *= 2
     return T
 
@@ -250,7 +293,7 @@ def _evaluate(ctx, ct, c: np.ndarray, k: int, a: float, b: float):
     while 2 * top <= deg:
         top *= 2
     T = _powers(ctx, ct, min(k, deg), top if deg >= k else 0)
-    return _combine(ctx, c, T, k)
+    return ctx.tighten_bound(_combine(ctx, c, T, k), poly_max_abs("chebyshev", tuple(c), ct.bound))
 
 
 def evaluate_chebyshev(ctx, ct, c, a: float = -1.0, b: float = 1.0):
@@ -276,6 +319,7 @@ def f4_numpy(y, scale: float = 1.0, shift: float = 0.0) -> np.ndarray:
 def f4(ctx, ct, scale: float = 1.0, shift: float = 0.0):
     """scale * f4(ct) + shift in depth 4: y2, y4, y8 by squaring, terms (c9 y) y8, ((c7 y) y2) y4, (c5 y) y4,
     (c3 y) y2, c1 y with ``scale`` folded into the c_i (no level), summed at one level, plus ``shift``."""
+    r = ct.bound
     y2 = _mul(ctx, ct, ct)
     y4 = _mul(ctx, y2, y2)
     y8 = _mul(ctx, y4, y4)
@@ -285,7 +329,9 @@ def f4(ctx, ct, scale: float = 1.0, shift: float = 0.0):
     out = terms[0]
     for t in terms[1:]:
         out = _add(ctx, out, t)
-    return ctx.add(out, shift) if shift else out
+    out = ctx.add(out, shift) if shift else out
+    coef = tuple([shift] + [scale * F4.get(p, 0.0) for p in range(1, 10)])
+    return ctx.tighten_bound(out, poly_max_abs("power", coef, r))
 
 
 def _check_kappa(kappa: int, path: str) -> int:
@@ -296,7 +342,7 @@ def _check_kappa(kappa: int, path: str) -> int:
     return DEGREE_FOR_KAPPA[kappa]
 
 
-def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
+def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu", weight: float = 1.0):
     """About 1 in a slot >= delta, 0 below (Eq. 7), for scores in [-1, 1]; the output ciphertext.
 
     ``path='cpu'`` (HyDia's CPU comparison): the degree-DEGREE_FOR_KAPPA[kappa] series of
@@ -304,19 +350,38 @@ def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
     back by (h + 1) / 2 (the 1/2 folded into f4's coefficients, the + 1/2 a plaintext addition): depth
     (kappa - 4) + 4 = kappa. ``path='gpu'`` (the paper's GPU pipeline, Algorithm 2 corrected: the true
     series, and the step's own coefficients instead of sign + 1, which lands on [0, 2]): the series of
-    the step alone, depth kappa - 4."""
+    the step alone, depth kappa - 4.
+
+    The scores are cosine similarities of unit vectors (the client and the enroller normalize them), so
+    |x| <= 1 by Cauchy-Schwarz: asserted on ``ct`` (``ctx.tighten_bound``), the bound every later one
+    follows from (the sum of l products that made the scores carries l).
+
+    ``weight`` multiplies the output, folded into the last polynomial's coefficients (no level): a sum of
+    S comparisons (membership) is bounded by S times the output's bound, which at the last level of
+    ckks-32768-d9/d11 (2^14) does not fit for S = 16384 slots; ``weight=1/S`` keeps it at about 1."""
     degree = _check_kappa(kappa, path)
+    weight = _check_weight(weight)
+    ct = ctx.tighten_bound(ct, 1.0)
     if path == "gpu":
-        return evaluate_chebyshev(ctx, ct, step_coefficients(degree, delta))
-    return f4(ctx, evaluate_chebyshev(ctx, ct, sign_coefficients(degree, delta)), scale=0.5, shift=0.5)
+        return evaluate_chebyshev(ctx, ct, weight * step_coefficients(degree, delta))
+    return f4(ctx, evaluate_chebyshev(ctx, ct, sign_coefficients(degree, delta)), scale=0.5 * weight,
+              shift=0.5 * weight)
 
 
-def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu") -> np.ndarray:
+def _check_weight(weight) -> float:
+    if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.integer, np.floating)) \
+            or not 0 < weight < math.inf:
+        raise ValueError(f"weight must be a positive finite number, got {weight!r}")
+    return float(weight)
+
+
+def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu", weight: float = 1.0) -> np.ndarray:
     """The exact polynomial :func:`compare` evaluates, on plaintext values."""
     degree = _check_kappa(kappa, path)
+    weight = _check_weight(weight)
     if path == "gpu":
-        return chebyshev_numpy(step_coefficients(degree, delta), x)
-    return f4_numpy(chebyshev_numpy(sign_coefficients(degree, delta), x), scale=0.5, shift=0.5)
+        return chebyshev_numpy(weight * step_coefficients(degree, delta), x)
+    return f4_numpy(chebyshev_numpy(sign_coefficients(degree, delta), x), scale=0.5 * weight, shift=0.5 * weight)
 
 
 # ---------------------------------------------------------------------------- Algorithm 2 as printed
@@ -374,6 +439,9 @@ def openfhe_native_chebyshev(ctx, ct, fn, a: float, b: float, degree: int):
         raise ValueError(f"OpenFHE's native Chebyshev evaluation needs a context of the openfhe backend, not "
                          f"{getattr(ctx, 'backend', type(ctx).__name__)!r}")
     ct = ctx.rescale(ct)
+    r = (2 * ct.bound + abs(a + b)) / (b - a)
     raw = ctx._cc.EvalChebyshevFunction(fn, ct.raw, a, b, degree)
     level = raw.GetLevel()
-    return ctx._derive(raw, ct, depth=ct.depth + level - ct.level, level=level)
+    bound = ctx._fits(lambda: poly_max_abs("chebyshev", tuple(coefficients(fn, degree, a, b)), r), level,
+                      "OpenFHE's Chebyshev series")
+    return ctx._derive(raw, ct, depth=ct.depth + level - ct.level, level=level, bound=bound)

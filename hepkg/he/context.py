@@ -11,6 +11,7 @@ Operations never modify their inputs.
 """
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
 from typing import Iterable
@@ -61,12 +62,12 @@ def require_public(ctx: "Context", role: str) -> "Context":
 
 class Plaintext:
     """An encoded plaintext bound to one context and one level (``values``: the slots it encodes,
-    re-encoded when an operation needs it at another level)."""
+    re-encoded when an operation needs it at another level; ``peak``: CKKS, their largest magnitude)."""
 
-    __slots__ = ("raw", "key_id", "level", "values")
+    __slots__ = ("raw", "key_id", "level", "values", "peak")
 
-    def __init__(self, raw, key_id: str, level: int, values: np.ndarray):
-        self.raw, self.key_id, self.level, self.values = raw, key_id, level, values
+    def __init__(self, raw, key_id: str, level: int, values: np.ndarray, peak: float | None = None):
+        self.raw, self.key_id, self.level, self.values, self.peak = raw, key_id, level, values, peak
 
 
 class Ciphertext:
@@ -74,14 +75,16 @@ class Ciphertext:
 
     ``depth``: multiplicative depth consumed; ``level``: moduli dropped (rescale or
     modulus switch); ``size``: 2, or 3 after a product that is not yet relinearized;
-    ``pending``: CKKS product whose rescale was deferred.
+    ``pending``: CKKS product whose rescale was deferred; ``bound``: CKKS, an upper bound on
+    the magnitude of every slot, carried from the encrypted inputs through every operation
+    (None for BFV/BGV, whose slots wrap mod t by design; see :meth:`Context.tighten_bound`).
     """
 
-    __slots__ = ("raw", "ctx", "depth", "level", "size", "pending")
+    __slots__ = ("raw", "ctx", "depth", "level", "size", "pending", "bound")
 
-    def __init__(self, raw, ctx: "Context", depth=0, level=0, size=2, pending=False):
+    def __init__(self, raw, ctx: "Context", depth=0, level=0, size=2, pending=False, bound=None):
         self.raw, self.ctx = raw, ctx
-        self.depth, self.level, self.size, self.pending = depth, level, size, pending
+        self.depth, self.level, self.size, self.pending, self.bound = depth, level, size, pending, bound
 
     @property
     def key_id(self) -> str:
@@ -101,7 +104,8 @@ class Ciphertext:
 
     def __repr__(self) -> str:
         return (f"Ciphertext({self.ctx.backend}/{self.ctx.scheme}, depth={self.depth}, level={self.level}, "
-                f"size={self.size}{', pending rescale' if self.pending else ''})")
+                f"size={self.size}{', pending rescale' if self.pending else ''}"
+                f"{'' if self.bound is None else f', |values| <= {self.bound:.4g}'})")
 
 
 class Context(ABC):
@@ -298,8 +302,58 @@ class Context(ABC):
     @property
     def ckks_capacity(self) -> float:
         """CKKS: the magnitude a value must stay below, 2^(q0 - scale_bits - 1) (what the first
-        prime holds at the scale once every other prime is rescaled away)."""
-        return 2.0 ** (self.params.qi_bits[0] - self.params.scale_bits - 1)
+        prime holds at the scale once every other prime is rescaled away): the capacity of the
+        last level, and the bound fresh encryptions must respect."""
+        return self.ckks_capacity_at(self.max_level)
+
+    def ckks_capacity_at(self, level: int) -> float:
+        """CKKS: the magnitude a value at scale 2^scale_bits must stay below in a ciphertext at
+        ``level`` (moduli dropped), 2^(bits of the data primes left - scale_bits - 1): what the
+        modulus at that level holds, centered. The one definition every overflow check uses."""
+        return self._capacities[level]
+
+    @functools.cached_property
+    def _capacities(self) -> tuple[float, ...]:
+        return tuple(2.0 ** self._capacity_bits(level) for level in range(self.max_level + 1))
+
+    def _capacity_bits(self, level: int) -> int:
+        return sum(self.params.qi_bits[:self.max_level - level + 1]) - self.params.scale_bits - 1
+
+    def _fits(self, bound, level: int, what: str):
+        """``bound()`` (CKKS: the largest magnitude the result of ``what`` can hold) if a ciphertext at
+        ``level`` holds it, checked before the operation runs; ScaleOverflow naming the bound, the
+        capacity and the level otherwise. None for BFV/BGV (not computed)."""
+        if self.is_integer:
+            return None
+        bound = float(bound())
+        if not bound < self._capacities[level]:  # NaN included
+            bits = self._capacity_bits(level)
+            raise ScaleOverflow(
+                f"{what} can hold |values| up to {bound:.6g} (the bound carried from the encrypted inputs), beyond the "
+                f"{2.0 ** bits:g} = 2^{bits} that a ciphertext at level {level} of {self.max_level} holds at scale "
+                f"2^{self.params.scale_bits} ({self.params.name}): it would wrap modulo q and decrypt to garbage; "
+                f"scale the inputs down, or stay at a higher level")
+        return bound
+
+    def tighten_bound(self, ct: Ciphertext, bound: float) -> Ciphertext:
+        """CKKS: ``ct`` (the same ciphertext, no HE operation) with its magnitude bound lowered to ``bound``.
+
+        The tracked bound follows interval arithmetic (sums add, products multiply), which is sound but
+        grows fast through polynomials: T_8(y) with |y| <= 1 is bounded by 723 that way, by 1 in truth.
+        An algorithm that can *prove* a tighter bound from its mathematics (|T_k(y)| <= 1 on [-1, 1], a
+        polynomial's maximum on its input interval, a cosine similarity of unit vectors) asserts it here.
+        Only ever tightens: a larger ``bound`` leaves the tracked one. Never assert a bound you cannot justify:
+        it is what keeps a wrapped result from decrypting as a plausible wrong answer."""
+        self._check(ct)
+        if self.is_integer:
+            raise SchemeError("magnitude bounds are tracked for CKKS only (BFV/BGV slots wrap mod t by design)")
+        if isinstance(bound, (bool, np.bool_)) or not isinstance(bound, (int, float, np.integer, np.floating)) \
+                or not bound >= 0:
+            raise ValueError(f"a magnitude bound is a non-negative number (inf: no information), got {bound!r}")
+        if bound >= ct.bound:
+            return ct
+        return Ciphertext(ct.raw, self, depth=ct.depth, level=ct.level, size=ct.size, pending=ct.pending,
+                          bound=float(bound))
 
     @property
     def max_level(self) -> int:
@@ -322,7 +376,8 @@ class Context(ABC):
 
     def _encoded(self, values: np.ndarray, level: int) -> Plaintext:
         self.counter.add("encode")
-        return Plaintext(self._encode(values, level), self.key_id, level, values)
+        peak = None if self.is_integer else float(np.max(np.abs(values)))
+        return Plaintext(self._encode(values, level), self.key_id, level, values, peak)
 
     # ------------------------------------------------------------------ encrypt/decrypt
     def encrypt(self, values) -> Ciphertext:
@@ -334,7 +389,7 @@ class Context(ABC):
         else:
             self._check_plain(pt)
         self.counter.add("encrypt")
-        return Ciphertext(self._encrypt(pt.raw), self, level=pt.level)
+        return Ciphertext(self._encrypt(pt.raw), self, level=pt.level, bound=pt.peak)
 
     def decrypt(self, ct: Ciphertext, n: int | None = None, *, signed: bool = True,
                 complex: bool = False) -> np.ndarray:
@@ -366,15 +421,13 @@ class Context(ABC):
         return out if complex else out.real.copy()
 
     def _check_magnitude(self, values: np.ndarray, ct: Ciphertext) -> None:
-        """ScaleOverflow when a CKKS result is beyond the capacity: it wrapped modulo q (or will,
-        by the last level). Checked on every slot: a wrapped result is garbage everywhere."""
+        """ScaleOverflow when a CKKS result is beyond the capacity of its level, by its tracked bound
+        (a wrapped value lands back inside the capacity, so the decrypted magnitude alone cannot tell)
+        or by the decrypted magnitude (what ``sim``, which never wraps, shows). Every slot counts: a
+        wrapped result is garbage everywhere."""
         peak = float(np.max(np.abs(values))) if values.size else 0.0
-        if not np.isfinite(peak) or peak >= self.ckks_capacity:
-            raise ScaleOverflow(
-                f"CKKS result of magnitude up to {peak:.3g} (depth {ct.depth}) is beyond the {self.ckks_capacity:g} "
-                f"= 2^{self.params.qi_bits[0] - self.params.scale_bits - 1} that scale 2^{self.params.scale_bits} "
-                f"with a {self.params.qi_bits[0]}-bit first prime holds: it wraps modulo q (garbage on a real backend); "
-                f"scale the inputs down")
+        peak = peak if np.isfinite(peak) else float("inf")
+        self._fits(lambda: max(ct.bound, peak), ct.level + ct.pending, f"the ciphertext (depth {ct.depth})")
 
     # ------------------------------------------------------------------ checks
     def _alive(self) -> None:
@@ -391,6 +444,9 @@ class Context(ABC):
                                   f"{self.backend}/{self.params.name}")
         if ct.ctx.backend != self.backend:
             raise ContextMismatch(f"ciphertext from backend '{ct.ctx.backend}' used on backend '{self.backend}'")
+        if ct.bound is None and not self.is_integer:
+            raise ScaleOverflow("this CKKS ciphertext carries no magnitude bound (it was built outside the context's "
+                                "operations): give Ciphertext(..., bound=) one you can justify")
 
     def _check_plain(self, pt: Plaintext) -> None:
         if pt.key_id != self.key_id:
@@ -405,11 +461,14 @@ class Context(ABC):
         """A CKKS operand with its deferred rescale applied (counted), else ``ct``."""
         return self.rescale(ct) if ct.pending else ct
 
-    def _derive(self, raw, *srcs, depth=None, level=None, size=2, pending=False) -> Ciphertext:
+    def _derive(self, raw, *srcs, depth=None, level=None, size=2, pending=False, bound=None) -> Ciphertext:
+        """The result ciphertext; ``bound`` (from :meth:`_fits`) defaults to the first source's (an operation
+        that keeps the magnitudes: rotation, relinearization, rescale)."""
         depth = max(s.depth for s in srcs) if depth is None else depth
         level = max(s.level for s in srcs) if level is None else level
         self.counter.reached_depth(depth)
-        return Ciphertext(raw, self, depth=depth, level=level, size=size, pending=pending)
+        return Ciphertext(raw, self, depth=depth, level=level, size=size, pending=pending,
+                          bound=srcs[0].bound if bound is None else bound)
 
     def _plain_for(self, ct: Ciphertext, p) -> Plaintext:
         """``p`` as a plaintext at ``ct``'s level (a plaintext at another level is re-encoded)."""
@@ -433,12 +492,15 @@ class Context(ABC):
             self._check(b)
             if a.pending != b.pending:
                 a, b = self._ready(a), self._ready(b)
+            bound = self._fits(lambda: a.bound + b.bound, max(a.level, b.level) + a.pending, f"the {kind}")
             self.counter.add(kind)
-            return self._derive(ct_op(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending)
+            return self._derive(ct_op(a.raw, b.raw), a, b, size=max(a.size, b.size), pending=a.pending,
+                                bound=bound)
         a = self._ready(a)
         pt = self._plain_for(a, b)
+        bound = self._fits(lambda: a.bound + pt.peak, a.level, f"the plaintext {kind}")
         self.counter.add("add_pt")
-        return self._derive(pt_op(a.raw, pt.raw), a, size=a.size)
+        return self._derive(pt_op(a.raw, pt.raw), a, size=a.size, bound=bound)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         self._check(a)
@@ -480,9 +542,10 @@ class Context(ABC):
         self._linear(a, "multiplication")
         self._linear(b, "multiplication")
         depth, level = self._next_depth(a, b)
+        bound = self._fits(lambda: a.bound * b.bound, level + 1, "the product")
         self.counter.add("mul_ct")
         out = self._derive(self._mul(a.raw, b.raw), a, b, depth=depth, level=level, size=3,
-                           pending=self.scheme == "ckks")
+                           pending=self.scheme == "ckks", bound=bound)
         if relin:
             out = self.relinearize(out)
         return self.rescale(out) if rescale and relin and out.pending else out
@@ -493,9 +556,10 @@ class Context(ABC):
         a = self._ready(a)
         depth, level = self._next_depth(a, plain=True)
         pt = self._plain_for(a, p)
+        bound = self._fits(lambda: a.bound * pt.peak, level + 1, "the plaintext product")
         self.counter.add("mul_pt")
         out = self._derive(self._mul_plain(a.raw, pt.raw), a, depth=depth, level=level, size=a.size,
-                           pending=self.scheme == "ckks")
+                           pending=self.scheme == "ckks", bound=bound)
         return self.rescale(out) if rescale and out.pending else out
 
     def dot_plain(self, cts: list, plains: list) -> Ciphertext:
@@ -514,8 +578,10 @@ class Context(ABC):
                 continue
             if (acc.level, acc.pending) != (term.level, term.pending):
                 raise ContextMismatch("dot_plain needs its ciphertexts at one level")
+            bound = self._fits(lambda: acc.bound + term.bound, acc.level + acc.pending, "the sum of products")
             self.counter.add("add")
-            acc = self._derive(self._add_into(acc.raw, term.raw), acc, term, size=acc.size, pending=acc.pending)
+            acc = self._derive(self._add_into(acc.raw, term.raw), acc, term, size=acc.size, pending=acc.pending,
+                               bound=bound)
         return self.rescale(acc) if acc.pending else acc
 
     def _add_into(self, x, y):
@@ -549,6 +615,7 @@ class Context(ABC):
         a = self._ready(a)
         if a.level + 1 > self.max_level:  # keep at least one data prime
             raise DepthExhausted(f"no modulus left to drop: ciphertext at level {a.level} of {self.max_level}")
+        self._fits(lambda: a.bound, a.level + 1, "the level drop")
         self.counter.add("mod_switch")
         return self._derive(self._mod_switch(a.raw), a, level=a.level + 1, size=a.size)
 
@@ -662,7 +729,7 @@ class Context(ABC):
         self._check(ct)
         self._linear(ct, "serialization")
         meta = dict(backend=self.backend, params=self.params.name, key_id=self.key_id, depth=ct.depth,
-                    level=ct.level, pending=ct.pending)
+                    level=ct.level, pending=ct.pending, bound=ct.bound)
         return envelope.pack("ciphertext", meta, self._ser(ct.raw), key=self._session_key)
 
     def deserialize(self, data: bytes, *, guard: bool = False) -> Ciphertext:
@@ -685,12 +752,24 @@ class Context(ABC):
                                   f"{self.backend}/{self.params.name}, keys {self.key_id[:8]}") from None
         envelope.require(meta, {"backend": lambda v: v == self.backend, "params": lambda v: v == self.params.name,
                                 "key_id": lambda v: v == self.key_id, "depth": is_int(0),
-                                "level": is_int(0, self.max_level), "pending": lambda v: isinstance(v, bool)},
+                                "level": is_int(0, self.max_level), "pending": lambda v: isinstance(v, bool),
+                                "bound": lambda v: self._valid_bound(v, meta)},
                          "ciphertext")
         if guard and self.fragile_parser:
             probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
         return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
-                          pending=meta["pending"])
+                          pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
+
+    def _valid_bound(self, v, meta: dict) -> bool:
+        """A serialized magnitude bound: null for BFV/BGV; for CKKS a finite non-negative number that
+        the ciphertext's level holds (no hepkg context makes anything else)."""
+        if self.is_integer:
+            return v is None
+        if type(v) not in (int, float) or not 0 <= v < float("inf"):
+            return False
+        level = meta.get("level")
+        return type(level) is int and 0 <= level <= self.max_level and \
+            v < self.ckks_capacity_at(min(level + bool(meta.get("pending")), self.max_level))
 
     def _parse(self, payload: bytes, meta: dict):
         """The library's ciphertext from ``payload``, checked against ``meta``."""

@@ -164,21 +164,13 @@ class CKKS:
         c1 = add_mod(mul_mod(v, a, m), e[1], m.q, self.xp)
         return Ciphertext(self.xp.stack([c0, c1]), pt.level, pt.scale)
 
-    def _decrypt_limbs(self, ct: Ciphertext) -> int:
-        """Limbs enough to hold |message| * scale below 2^(q0 bits - scale bits) * scale (centered)."""
-        p = self.params
-        need = np.log2(ct.scale) + p.q_primes[0].bit_length() - p.scale_bits
-        bits, j = 0, 0
-        while bits < need and j < ct.data.shape[1]:
-            bits += p.q_primes[j].bit_length()
-            j += 1
-        return j
-
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
-        """The complex slots (numpy, N/2) of a ciphertext of size 2 or 3."""
+        """The complex slots (numpy, N/2) of a ciphertext of size 2 or 3, read from every limb it has:
+        what the modulus of its level holds, as the other backends decrypt (a message beyond what the
+        first prime holds, at an upper level, is not wrapped)."""
         if self.keys.sk is None:
             raise PermissionError("this engine holds no secret key: it cannot decrypt")
-        j = self._decrypt_limbs(ct)
+        j = ct.data.shape[1]
         rows = tuple(range(j))
         m, s = self.bases.mod(rows), self.keys.sk[:j]
         acc, power = ct.data[0, :j], s
