@@ -18,6 +18,7 @@ import numpy as np
 import hepkg.he as he
 from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired
 from hepkg.he.levels import check_drop, encrypt_low
+from hepkg.he.registry import recorded_insecure
 
 from .blocking import PARTITIONS, Blocking, blocked_plan, plan_blocking, uscore_block
 from .counts import METHODS
@@ -230,7 +231,7 @@ class GemmResult:
     """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role.
 
     ``backend``, ``params``, ``insecure``: the client's context (``backend == 'sim'``: nothing
-    was encrypted, the run gives op counts, not privacy)."""
+    was encrypted, the run gives op counts, not privacy, and ``insecure`` is True)."""
 
     C: np.ndarray
     method: str
@@ -292,4 +293,5 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
                       sum(map(len, reply.values())), len(message), len(reply),
                       {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan, baseline,
-                      backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure)
+                      backend=client.ctx.backend, params=client.ctx.params.name,
+                      insecure=recorded_insecure(client.ctx.backend, client.ctx.insecure))
