@@ -23,6 +23,7 @@ as FIDESlib's explicit MatchLevel does. Only :func:`openfhe_native_chebyshev` le
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from numpy.polynomial import chebyshev as C
@@ -288,9 +289,10 @@ def f4(ctx, ct, scale: float = 1.0, shift: float = 0.0):
     return ctx.add(out, shift) if shift else out
 
 
-def _check_kappa(kappa: int, path: str) -> int:
-    if kappa not in DEGREE_FOR_KAPPA:
-        raise ValueError(f"comparison depth kappa must be one of {sorted(DEGREE_FOR_KAPPA)}, got {kappa!r}")
+def check_kappa(kappa: int, path: str) -> int:
+    """The Chebyshev degree of comparison depth ``kappa`` (an integer) on ``path``; ValueError for anything else."""
+    if isinstance(kappa, bool) or not isinstance(kappa, numbers.Integral) or kappa not in DEGREE_FOR_KAPPA:
+        raise ValueError(f"comparison depth kappa must be an integer, one of {sorted(DEGREE_FOR_KAPPA)}; got {kappa!r}")
     if path not in ("cpu", "gpu"):
         raise ValueError(f"path must be 'cpu' (Chebyshev + f4) or 'gpu' (Chebyshev alone), got {path!r}")
     return DEGREE_FOR_KAPPA[kappa]
@@ -305,7 +307,7 @@ def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
     (kappa - 4) + 4 = kappa. ``path='gpu'`` (the paper's GPU pipeline, Algorithm 2 corrected: the true
     series, and the step's own coefficients instead of sign + 1, which lands on [0, 2]): the series of
     the step alone, depth kappa - 4."""
-    degree = _check_kappa(kappa, path)
+    degree = check_kappa(kappa, path)
     if path == "gpu":
         return evaluate_chebyshev(ctx, ct, step_coefficients(degree, delta))
     return f4(ctx, evaluate_chebyshev(ctx, ct, sign_coefficients(degree, delta)), scale=0.5, shift=0.5)
@@ -313,7 +315,7 @@ def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu"):
 
 def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu") -> np.ndarray:
     """The exact polynomial :func:`compare` evaluates, on plaintext values."""
-    degree = _check_kappa(kappa, path)
+    degree = check_kappa(kappa, path)
     if path == "gpu":
         return chebyshev_numpy(step_coefficients(degree, delta), x)
     return f4_numpy(chebyshev_numpy(sign_coefficients(degree, delta), x), scale=0.5, shift=0.5)
