@@ -1,7 +1,9 @@
 """Atomic file writes: a temporary file in the same folder, then a rename.
 
 A temporary file is named ``.<stem>.tmp-<writer pid>-<random><suffix>``: a writer killed mid-write
-leaves it behind, and :func:`clean_stale` removes it once that pid is gone.
+leaves it behind, and :func:`clean_stale` removes it once that pid is gone (as it removes other
+writers' temporary files and folders whose names carry their pid: an interrupted enrollment, a
+measurement child's scratch folder).
 """
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import os
 import pathlib
 import re
 import secrets
+import shutil
+
+import psutil
 
 #: in the names of temporary files (which keep the target's suffix, e.g. for papermill)
 TMP_MARK = "tmp-"
@@ -17,16 +22,13 @@ _TMP_NAME = re.compile(rf"\..*\.{TMP_MARK}(\d+)-[0-9a-f]{{12}}(\.[^.]*)?")
 
 
 def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host (a zombie counts; off POSIX, always True)."""
-    if os.name != "posix":
-        return True  # os.kill(pid, 0) would terminate it on Windows
+    """Whether process ``pid`` runs on this host (a zombie, dead but not yet reaped, does not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:  # another user's process
-        pass
-    return True
+    except psutil.AccessDenied:  # another user's process
+        return True
 
 
 @contextlib.contextmanager
@@ -51,19 +53,29 @@ def atomic_path(path: str | os.PathLike):
         raise
 
 
-def clean_stale(folder: str | os.PathLike) -> list[pathlib.Path]:
-    """Remove the temporary files in ``folder`` whose writer is no longer running; return their paths.
+def clean_stale(folder: str | os.PathLike, names: re.Pattern = _TMP_NAME) -> list[pathlib.Path]:
+    """Remove the entries of ``folder`` whose names match ``names`` and whose writer is no longer
+    running (a folder with its contents); return their paths.
 
-    Only hepkg's temporary names count. Pids are this host's: a folder written from several hosts
-    at once must not be cleaned.
+    ``names`` must match a whole name and capture the writer's pid first; by default hepkg's
+    temporary file names. Pids are this host's: a folder written from several hosts at once must not
+    be cleaned.
     """
+    folder = pathlib.Path(folder)
+    if not folder.is_dir():
+        return []
     removed = []
-    for tmp in pathlib.Path(folder).glob(f".*.{TMP_MARK}*"):
-        match = _TMP_NAME.fullmatch(tmp.name)
-        if match and tmp.is_file() and not _pid_alive(int(match[1])):
+    for entry in folder.iterdir():
+        match = names.fullmatch(entry.name)
+        if not match or _pid_alive(int(match[1])):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
             with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-                removed.append(tmp)
+                entry.unlink()
+        if not os.path.lexists(entry):
+            removed.append(entry)
     return removed
 
 

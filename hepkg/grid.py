@@ -8,16 +8,12 @@ A store file that cannot be used is set aside (renamed, never deleted) and recom
 from __future__ import annotations
 
 import concurrent.futures as cf
-import ctypes
 import datetime
 import hashlib
 import json
 import multiprocessing
-import multiprocessing.connection
 import os
 import pathlib
-import signal
-import threading
 import time
 import warnings
 
@@ -25,13 +21,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .atomic import clean_stale, write_text
+from .lifeline import end_with
 
 __all__ = ["run_grid", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask")
 CONFIG_PREFIX = "config_"
 CORRUPT_MARK = ".corrupt-"
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 class GridError(RuntimeError):
@@ -80,48 +76,6 @@ def _json_scalar(obj):
     raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
-def _pdeathsig() -> bool:
-    """Have Linux SIGKILL this process when its parent dies; False where ``prctl`` is unavailable.
-
-    The signal follows the death of the parent *thread*: pool workers are started by the thread in
-    ``run_grid``, which outlives the pool.
-    """
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0
-    except (AttributeError, OSError, TypeError):  # not Linux
-        return False
-
-
-def _exit_when_reparented(parent: int) -> None:
-    """Watchdog thread: end this process once its parent is no longer ``parent``; polls every second."""
-    while os.getppid() == parent:
-        time.sleep(1)
-    os._exit(1)
-
-
-def _exit_at_eof(fd: int) -> None:
-    """Watchdog thread: end this process once pipe ``fd`` is at EOF (its writer died)."""
-    multiprocessing.connection.wait([fd])
-    os._exit(1)
-
-
-def _end_with(parent: int, start_method: str) -> None:
-    """Pool initializer: end this worker when ``parent`` (running ``run_grid``) dies, even by SIGKILL.
-
-    A forked or spawned worker is ``parent``'s child: Linux kills it then, elsewhere a thread polls for
-    reparenting. A forkserver's child (the forkserver lives on while it does) watches ``parent``'s end
-    of the pipe it was launched through.
-    """
-    if start_method == "forkserver":
-        sentinel = multiprocessing.parent_process().sentinel
-        threading.Thread(target=_exit_at_eof, args=(sentinel,), daemon=True).start()
-        return
-    if not _pdeathsig():
-        threading.Thread(target=_exit_when_reparented, args=(parent,), daemon=True).start()
-    if os.getppid() != parent:  # it died before the above took effect
-        os._exit(1)
-
-
 def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
     """Yield ``(key, (rows, elapsed) or exception)`` for each configuration in ``todo`` as it finishes."""
     if executor == "inline":
@@ -132,7 +86,7 @@ def _outcomes(fn, todo: dict[str, dict], executor: str, workers, scheduler):
                 yield key, exc
     elif executor == "process":
         ctx = multiprocessing.get_context()
-        pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_end_with,
+        pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=end_with,
                                       initargs=(os.getpid(), ctx.get_start_method()))
         try:
             futures = {pool.submit(_timed, fn, cfg): key for key, cfg in todo.items()}
@@ -232,7 +186,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     (:func:`hepkg.atomic.clean_stale`); a store file that does not parse, lacks ``fn``, ``config``,
     ``rows`` (a list of objects) or a numeric ``elapsed_s``, or whose fn and config do not hash to its
     key, is renamed ``<key>.json.corrupt-<UTC time>`` with a ``GridStoreWarning`` and recomputed;
-    ``"process"`` workers end when this process dies, even by SIGKILL. The frame's (and the
+    ``"process"`` workers end when this process dies, even by SIGKILL (:func:`hepkg.lifeline.end_with`). The frame's (and the
     ``GridError``'s results') ``attrs["grid"]`` counts configurations:
     ``{"loaded": from the store, "computed": now, "corrupt": files set aside, "failed": raised}``.
     """

@@ -202,10 +202,11 @@ def test_stale_temp_files_removed_at_start(tmp_path):
 PARENT = """
 import multiprocessing, sys
 import hepkg.grid as grid
+import hepkg.lifeline as lifeline
 from test_grid import record_pid_and_sleep
 pids, store, mode = sys.argv[1:]
 if mode == "fork, no prctl":
-    grid._pdeathsig = lambda: False  # the forked workers poll their parent instead
+    lifeline._pdeathsig = lambda: False  # the forked workers poll their parent instead
 multiprocessing.set_start_method(mode.split(",")[0])
 grid.run_grid(record_pid_and_sleep, [{"i": i, "pids": pids} for i in range(2)], store,
               executor="process", workers=2, progress=False)
@@ -246,6 +247,6 @@ def test_process_workers_die_with_killed_parent(tmp_path, mode):
 
 
 def test_worker_exits_if_parent_died_before_it_started():
-    code = f"import hepkg.grid as g; g._end_with({dead_pid()}, 'fork'); print('survived')"
+    code = f"from hepkg.lifeline import end_with; end_with({dead_pid()}, 'fork'); print('survived')"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "survived" not in proc.stdout

@@ -2,15 +2,28 @@
 
 The papers' harnesses run each trial as a subprocess; so does :func:`in_child`. It refuses, with a
 row instead of an attempt, work whose estimated peak exceeds 90% of the memory available now, and
-records a child that dies (the kernel's out-of-memory killer) as 'killed'.
+records a child that dies (the kernel's out-of-memory killer) as 'killed'. The child dies with its
+parent, even when the parent is killed (:func:`hepkg.lifeline.end_with`), and keeps its temporary files
+(a face-search trial's encrypted database: gigabytes) in a scratch folder
+``$TMPDIR/hepkg-child-<parent pid>-*``, removed when the child ends or, if its parent was killed, by
+the next :func:`in_child` on this host.
 """
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import tempfile
 from contextlib import contextmanager
 from typing import Callable
 
+from hepkg.atomic import clean_stale
+from hepkg.lifeline import end_with
+
 __all__ = ["in_child", "omp_threads"]
+
+SCRATCH_PREFIX = "hepkg-child-"
+_SCRATCH = re.compile(rf"{SCRATCH_PREFIX}(\d+)-[a-z0-9_]+")  # the pid of the process that ran in_child
 
 
 @contextmanager
@@ -28,12 +41,18 @@ def omp_threads(n: int | None):
             os.environ["OMP_NUM_THREADS"] = old
 
 
+def _start(parent: int, scratch: str) -> None:
+    """The child's initializer: end with ``parent``; temporary files under ``scratch``."""
+    end_with(parent, "spawn")
+    tempfile.tempdir = os.environ["TMPDIR"] = scratch
+
+
 def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
              threads: int | None = None) -> list[dict]:
     """``fn(config)`` (a module-level function returning rows) in a spawned child with ``threads``
     OpenMP threads; each row gains ``status`` ('measured') and ``estimated_peak_bytes``. One row with
     status 'exceeds memory' when ``need_bytes`` is above 90% of the available memory, 'killed' when
-    the child dies."""
+    the child dies. Scratch folders of processes killed while their child ran are removed first."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -43,9 +62,14 @@ def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
     avail = psutil.virtual_memory().available
     if need_bytes > 0.9 * avail:
         return [dict(status="exceeds memory", estimated_peak_bytes=need_bytes, available_bytes=avail)]
+    clean_stale(tempfile.gettempdir(), _SCRATCH)
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     try:
-        with omp_threads(threads), ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with omp_threads(threads), ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                       initializer=_start, initargs=(os.getpid(), scratch)) as pool:
             rows = pool.submit(fn, config).result()
     except BrokenProcessPool:
         return [dict(status="killed", estimated_peak_bytes=need_bytes, available_bytes=avail)]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return [r | dict(status="measured", estimated_peak_bytes=need_bytes) for r in rows]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 
 import numpy as np
 from numpy.polynomial import chebyshev as C
@@ -334,9 +335,10 @@ def f4(ctx, ct, scale: float = 1.0, shift: float = 0.0):
     return ctx.tighten_bound(out, poly_max_abs("power", coef, r))
 
 
-def _check_kappa(kappa: int, path: str) -> int:
-    if kappa not in DEGREE_FOR_KAPPA:
-        raise ValueError(f"comparison depth kappa must be one of {sorted(DEGREE_FOR_KAPPA)}, got {kappa!r}")
+def check_kappa(kappa: int, path: str) -> int:
+    """The Chebyshev degree of comparison depth ``kappa`` (an integer) on ``path``; ValueError for anything else."""
+    if isinstance(kappa, bool) or not isinstance(kappa, numbers.Integral) or kappa not in DEGREE_FOR_KAPPA:
+        raise ValueError(f"comparison depth kappa must be an integer, one of {sorted(DEGREE_FOR_KAPPA)}; got {kappa!r}")
     if path not in ("cpu", "gpu"):
         raise ValueError(f"path must be 'cpu' (Chebyshev + f4) or 'gpu' (Chebyshev alone), got {path!r}")
     return DEGREE_FOR_KAPPA[kappa]
@@ -359,7 +361,7 @@ def compare(ctx, ct, kappa: int, *, delta: float = DELTA, path: str = "cpu", wei
     ``weight`` multiplies the output, folded into the last polynomial's coefficients (no level): a sum of
     S comparisons (membership) is bounded by S times the output's bound, which at the last level of
     ckks-32768-d9/d11 (2^14) does not fit for S = 16384 slots; ``weight=1/S`` keeps it at about 1."""
-    degree = _check_kappa(kappa, path)
+    degree = check_kappa(kappa, path)
     weight = _check_weight(weight)
     ct = ctx.tighten_bound(ct, 1.0)
     if path == "gpu":
@@ -377,7 +379,7 @@ def _check_weight(weight) -> float:
 
 def compare_numpy(x, kappa: int, *, delta: float = DELTA, path: str = "cpu", weight: float = 1.0) -> np.ndarray:
     """The exact polynomial :func:`compare` evaluates, on plaintext values."""
-    degree = _check_kappa(kappa, path)
+    degree = check_kappa(kappa, path)
     weight = _check_weight(weight)
     if path == "gpu":
         return chebyshev_numpy(weight * step_coefficients(degree, delta), x)

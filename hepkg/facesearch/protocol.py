@@ -2,9 +2,11 @@
 
 - :class:`Enroller` (public context): normalizes the database, packs it into diagonals and
   writes one serialized ciphertext per diagonal per group to disk (Algorithm 5); the folder
-  appears complete or not at all.
-- :class:`Client` (secret context): encrypts the normalized, replicated query; decrypts the
-  membership count or the per-group match indicators.
+  appears complete or not at all. Each diagonal's file authenticates (session key) its place and
+  the manifest, so swapped, moved or re-labelled files are refused when read.
+- :class:`Client` (secret context): encrypts the normalized, replicated query (its dimension
+  authenticated, checked against the database's); decrypts the membership count or the
+  per-group match indicators.
 - :class:`Server` (evaluation keys only; refuses a context that can decrypt): loads the
   diagonals group by group, computes the similarities, compares them with the threshold
   and aggregates (Algorithm 7, membership) or not (Algorithm 8, identification).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import threading
 import time
@@ -31,7 +34,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from hepkg import atomic
-from hepkg.he import require_public
+from hepkg.he import CorruptedData, envelope, require_public
+from hepkg.he.envelope import is_hex, is_int
 from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 
 from . import chebyshev, similarity
@@ -42,6 +46,20 @@ __all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps"]
 _MANIFEST = "manifest.json"
 #: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
 AGGREGATES = ("sum", "slots")
+_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)")  # an enrollment's folder while it is written (its pid)
+_MANIFEST_FIELDS = {"K": is_int(1), "l": is_int(1), "slots": is_int(1), "key_id": is_hex(16),
+                    "prerotate_n1": lambda v: v is None or is_int(1)(v), "enrollment": is_hex(8)}
+
+
+def _manifest(layout: Layout, prerotate_n1: int | None, key_id: str, enrollment: str) -> dict:
+    """The manifest's fields, which every diagonal's authenticated metadata repeats (``enrollment``: a
+    random id, so that no file of another enrollment fits)."""
+    return dict(K=layout.K, l=layout.l, slots=layout.slots, prerotate_n1=prerotate_n1, key_id=key_id,
+                enrollment=enrollment)
+
+
+def _diagonal_meta(manifest: dict, group: int, index: int) -> dict:
+    return dict(manifest, group=group, index=index)
 
 
 def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
@@ -64,23 +82,38 @@ class EncryptedDatabase:
         path = self.folder / _MANIFEST
         if not path.is_file():
             raise FileNotFoundError(f"{self.folder}: no enrolled database here (no {_MANIFEST})")
-        meta = json.loads(path.read_text())
+        try:
+            meta = json.loads(path.read_text())
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise CorruptedData(f"{path}: not a face-search manifest ({exc})") from None
+        envelope.require(meta if isinstance(meta, dict) else {}, _MANIFEST_FIELDS, f"{path}")
         self.layout = Layout(meta["K"], meta["l"], meta["slots"])
         self.prerotate_n1 = meta["prerotate_n1"]
         self.key_id = meta["key_id"]
+        self.manifest = _manifest(self.layout, self.prerotate_n1, self.key_id, meta["enrollment"])
 
     def path(self, group: int, diagonal: int) -> pathlib.Path:
         return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
 
     def diagonal(self, ctx, k: int, i: int):
-        """Diagonal ciphertext ``i`` of group ``k``, read from disk."""
+        """Diagonal ciphertext ``i`` of group ``k``, read from disk; CorruptedData unless the file's
+        authenticated metadata names this place in a database with this manifest."""
         if not (0 <= k < self.layout.groups and 0 <= i < self.layout.l):
             raise IndexError(f"no diagonal {i} of group {k}: the database has {self.layout.groups} groups of "
                              f"l={self.layout.l} diagonals")
         path = self.path(k, i)
         if not path.is_file():
             raise FileNotFoundError(f"{self.folder}: diagonal {i} of group {k} is missing ({path.name})")
-        return ctx.deserialize(path.read_bytes())
+        try:
+            meta, ct = envelope.unpack(path.read_bytes(), "face-diagonal", key=ctx.session_key)
+        except CorruptedData as exc:
+            raise CorruptedData(f"{path}: {exc}") from None
+        want = _diagonal_meta(self.manifest, k, i) | dict(kind="face-diagonal")
+        wrong = [f"{f}={meta.get(f)!r} (expected {v!r})" for f, v in want.items() if meta.get(f) != v]
+        if wrong or meta.keys() != want.keys():
+            raise CorruptedData(f"{path} is not diagonal {i} of group {k} of the database its manifest describes: "
+                                f"{', '.join(wrong) or 'other fields'} (files swapped, moved or the manifest edited?)")
+        return ctx.deserialize(ct)
 
     def group(self, ctx, k: int):
         """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
@@ -89,6 +122,15 @@ class EncryptedDatabase:
 
     def disk_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.folder.rglob("*.ct"))
+
+    def query(self, ctx, message) -> memoryview:
+        """The query ciphertext of a :meth:`Client.query` message; ValueError unless the query has this
+        database's dimension l."""
+        meta, ct = envelope.unpack(message, "face-query", key=ctx.session_key)
+        envelope.require(meta, {"l": is_int(1)}, "face-search query")
+        if meta["l"] != self.layout.l:
+            raise ValueError(f"the query has {meta['l']} dimensions; the database's vectors have l={self.layout.l}")
+        return ct
 
     def method_fits(self, method: str, n1: int | None) -> None:
         """ValueError unless the stored diagonals suit ``method`` (textbook BSGS needs them pre-rotated by n1)."""
@@ -102,11 +144,14 @@ class Enroller:
     """Encrypts a database under the client's public key (a public context suffices)."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
+        self.ctx = require_public(ctx, "the face-search enroller")
 
     def enroll(self, db, folder, *, prerotate_n1: int | None = None, overwrite: bool = False,
                progress: bool = False) -> EncryptedDatabase:
-        """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS."""
+        """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS.
+
+        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then renamed; such folders left
+        by enrollments that were killed (their pid gone) are removed first."""
         folder = pathlib.Path(folder)
         if folder.exists() and not overwrite:
             raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
@@ -114,6 +159,8 @@ class Enroller:
         if db.ndim != 2:
             raise ValueError(f"the database must be a K x l matrix, got shape {db.shape}")
         layout = Layout(db.shape[0], db.shape[1], self.ctx.params.n // 2)
+        manifest = _manifest(layout, prerotate_n1, self.ctx.key_id, os.urandom(8).hex())
+        atomic.clean_stale(folder.parent, _ENROLLING)
         tmp = folder.with_name(f".{folder.name}.enrolling-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         from tqdm.auto import tqdm
@@ -122,11 +169,12 @@ class Enroller:
             for k in range(layout.groups):
                 (tmp / f"g{k:05d}").mkdir(parents=True)
                 for i, row in enumerate(group_diagonals(db, layout, k, prerotate_n1=prerotate_n1)):
-                    (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(self.ctx.serialize(self.ctx.encrypt(row)))
+                    ct = self.ctx.serialize(self.ctx.encrypt(row))
+                    (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(envelope.pack(
+                        "face-diagonal", _diagonal_meta(manifest, k, i), ct, key=self.ctx.session_key))
                     bar.update()
             bar.close()
-            atomic.write_text(tmp / _MANIFEST, json.dumps(dict(K=layout.K, l=layout.l, slots=layout.slots,
-                                                              prerotate_n1=prerotate_n1, key_id=self.ctx.key_id)))
+            atomic.write_text(tmp / _MANIFEST, json.dumps(manifest))
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
@@ -145,10 +193,12 @@ class Client:
         self.ctx = ctx
 
     def query(self, q) -> bytes:
+        """The encrypted query, its dimension authenticated (the server refuses another l than the database's)."""
         q = normalize(q)
         if q.ndim != 1:
             raise ValueError(f"a query is one vector, got shape {q.shape}")
-        return self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
+        ct = self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
+        return envelope.pack("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
 
     def count(self, answer: bytes) -> float:
         """The membership answer: slot 0 holds the sum of the comparison over every slot of every group."""
@@ -188,6 +238,7 @@ class Server:
     def compared(self, query: bytes, method: str, kappa: int | None, *, n1: int | None = None,
                  delta: float = chebyshev.DELTA, path: str = "cpu"):
         """Per group, the comparison ciphertext (the similarity itself if ``kappa`` is None)."""
+        query = self.db.query(self.ctx, query)
         self.db.method_fits(method, n1)
         ctx, lay = self.ctx, self.db.layout
         with self._phase("upload"):
@@ -226,6 +277,7 @@ class Server:
         :class:`~hepkg.facesearch.decision.SlotRule` (no rotation)."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+        chebyshev.check_kappa(kappa, kw.get("path", "cpu"))
         total = self._fold(self.compared(query, method, kappa, **kw))
         if aggregate == "sum":
             with self._phase("aggregation"):
@@ -252,6 +304,7 @@ class Server:
 
     def identify(self, query: bytes, method: str, kappa: int, **kw) -> list[bytes]:
         """Algorithm 8: one comparison ciphertext per group."""
+        chebyshev.check_kappa(kappa, kw.get("path", "cpu"))
         out = []
         for ct in self.compared(query, method, kappa, **kw):
             with self._phase("download"):

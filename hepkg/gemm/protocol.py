@@ -23,6 +23,7 @@ import hepkg.he as he
 from hepkg.he.errors import MissingRotationKey, SchemeError, SecretKeyRequired, warn_if_sim
 from hepkg.he.keys import RotationKeys
 from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
+from hepkg.he.registry import recorded_insecure
 
 from .blocking import PARTITIONS, Blocking, blocked_plan, plan_blocking, uscore_block
 from .counts import METHODS
@@ -270,7 +271,8 @@ class GemmResult:
     """The decrypted product with what it cost: cloud op counts, bytes exchanged, seconds per role.
 
     ``backend``, ``params``, ``insecure``: the client's context (``backend == 'sim'``: nothing
-    was encrypted, the run gives op counts, not privacy); ``drop_primes``: the primes its operands dropped."""
+    was encrypted, the run gives op counts, not privacy, and ``insecure`` is True); ``drop_primes``: the primes
+    its operands dropped."""
 
     C: np.ndarray
     method: str
@@ -334,5 +336,6 @@ def matmul(ctx_or_parties, A, B, method: str = "hegmm-en", *, preprocess: str = 
     return GemmResult(C, method, preprocess, ops.as_dict(), sum(map(len, message.values())),
                       sum(map(len, reply.values())), len(message), len(reply),
                       {"encrypt": t1 - t0, "cloud": t2 - t1, "decrypt": t3 - t2}, plan, baseline,
-                      backend=client.ctx.backend, params=client.ctx.params.name, insecure=client.ctx.insecure,
+                      backend=client.ctx.backend, params=client.ctx.params.name,
+                      insecure=recorded_insecure(client.ctx.backend, client.ctx.insecure),
                       drop_primes=client.drop_for(plan))

@@ -23,6 +23,8 @@ BACKENDS = {
                 "pip install tenseal==0.3.16 (Python <= 3.10)"),
     "rns": ("hepkg.he.backends.rns", "RnsContext", None, ""),
 }
+#: backends that encrypt nothing (slots in the clear: op counts, no privacy)
+CLEARTEXT = ("sim",)
 
 
 def _installed(library: str | None) -> bool:
@@ -36,6 +38,12 @@ def availability() -> dict[str, bool]:
 
 def available_backends() -> list[str]:
     return [name for name, ok in availability().items() if ok]
+
+
+def recorded_insecure(backend: str, insecure: bool) -> bool:
+    """What a result records as ``insecure``: True below 128 bits (``insecure=True``) and on a backend
+    that encrypts nothing (``sim``), whatever its parameters."""
+    return bool(insecure) or backend in CLEARTEXT
 
 
 def backend_class(name: str):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .signaling import SOPHOMR, Clue, PSParams, PublicKey, SecretKey, keygen, random_signal, signal
 
-__all__ = ["PAYLOAD_BYTES", "Board", "bulletin_board", "payload_slots", "bytes_to_slots", "slots_to_bytes"]
+__all__ = ["PAYLOAD_BYTES", "Board", "bulletin_board", "payload_slots", "bytes_to_slots", "slots_to_bytes", "check_slots"]
 
 #: A Zcash transaction (Sec. 4.1).
 PAYLOAD_BYTES = 612
@@ -49,6 +49,21 @@ def payload_slots(nbytes: int, p: int) -> int:
     while t > 1 and p ** (t - 1) >= 1 << bits:
         t -= 1
     return t
+
+
+def check_slots(slots, N: int, t: int, p: int, scheme: str) -> np.ndarray:
+    """The detector's input ``slots`` as int64 digits, if it is an integer array of shape (N, t) with every
+    value in [0, p); ValueError otherwise, naming the first value outside (reduced mod p, it would reach the
+    receiver as another payload). Checked in the input's own dtype, before any cast."""
+    s = np.asarray(slots) if slots is not None else None
+    if s is None or s.shape != (N, t) or s.dtype.kind not in "iu":
+        raise ValueError(f"{scheme} needs the payload slots as an integer array of shape (N, t) = ({N}, {t})")
+    outside = (s < 0) | (s >= p)
+    if outside.any():
+        m, j = np.argwhere(outside)[0]
+        raise ValueError(f"{scheme}: payload slot {j} of message {m} is {int(s[m, j])}, outside [0, p) for p = {p}: "
+                         f"slots are base-p digits (see bytes_to_slots), never reduced")
+    return s.astype(np.int64)
 
 
 def bytes_to_slots(payloads, p: int) -> np.ndarray:

@@ -30,7 +30,7 @@ from ..bench.costmodel import observed_costs
 from ..he.context import Ciphertext, Context, require_public
 from ..linalg.rectangular import (sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts, wide_matvec,
                                   wide_steps)
-from .board import PAYLOAD_BYTES, payload_slots
+from .board import PAYLOAD_BYTES, check_slots, payload_slots
 from .decode import decode, decode_indices
 from .rangecheck import range_check, range_check_counts
 from .signaling import Clue, PSParams, SecretKey
@@ -183,7 +183,7 @@ class Detector:
         self.key, self.layout = key, key.layout
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None) -> Digest:
-        """The digest of N messages: clues (a batch of N) and, for SophOMR, their (N, t) payload slots mod p."""
+        """The digest of N messages: clues (a batch of N) and, for SophOMR, their (N, t) payload slots (digits in [0, p): others raise)."""
         lay, ctx = self.layout, self.ctx
         if not isinstance(clues, Clue) or clues.params != lay.ps or not clues.batched:
             raise ValueError(f"clues must be a batch of Clue for {lay.ps.describe()}")
@@ -191,9 +191,7 @@ class Detector:
         if N >= lay.ps.q:
             raise ValueError(f"a board of N={N} messages needs p > N (Vandermonde columns), p={lay.ps.q}")
         if lay.scheme == "sophomr":
-            slots = np.asarray(slots) if slots is not None else None
-            if slots is None or slots.shape != (N, lay.t) or slots.dtype.kind not in "iu":
-                raise ValueError(f"SophOMR needs the payload slots as an integer array of shape (N, t) = ({N}, {lay.t})")
+            slots = check_slots(slots, N, lay.t, lay.ps.q, "SophOMR")
         phases: dict = {}
         with _phase(ctx, phases, "affine"):
             d = self._affine(clues)

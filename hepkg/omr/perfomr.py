@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..linalg.rectangular import tall_counts, tall_steps
-from .board import PAYLOAD_BYTES, payload_slots
+from .board import PAYLOAD_BYTES, check_slots, payload_slots
 from .compress import INDEX_SLOTS, PerfOMRCode
 from .decode import perfomr_decode, perfomr_decode_indices
 from .detector import DetectionKey, Detector, Receiver, _keep_limbs, _phase, check_ring
@@ -176,17 +176,14 @@ class PerfDetector(Detector):
         super().__init__(key)
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None) -> PerfDigest:
-        """The digest of N messages: clues (a batch of N) and, for PerfOMR, their (N, t) payload slots mod p."""
+        """The digest of N messages: clues (a batch of N) and, for PerfOMR, their (N, t) payload slots (digits in [0, p): others raise)."""
         lay, ctx = self.layout, self.ctx
         if not isinstance(clues, Clue) or clues.params != lay.ps or not clues.batched:
             raise ValueError(f"clues must be a batch of Clue for {lay.ps.describe()}")
         N = len(clues.a)
         code = lay.code(N)
         if lay.scheme == "perfomr":
-            slots = np.asarray(slots) if slots is not None else None
-            if slots is None or slots.shape != (N, lay.t) or slots.dtype.kind not in "iu":
-                raise ValueError(f"PerfOMR needs the payload slots as an integer array of shape (N, t) = ({N}, {lay.t})")
-            bundle_slots = bundle_payloads(np.asarray(slots, np.int64) % lay.ps.q, lay, N)
+            bundle_slots = bundle_payloads(check_slots(slots, N, lay.t, lay.ps.q, "PerfOMR"), lay, N)
         phases: dict = {}
         with _phase(ctx, phases, "affine"):
             d = self._affine(clues)

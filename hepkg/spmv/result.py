@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hepkg.he.registry import recorded_insecure
+
 from .encoding import slot_dtype
 
 __all__ = ["SpmvResult", "PHASES", "PhaseClock", "provenance", "zero_result", "paper_seconds"]
@@ -52,15 +54,16 @@ def paper_seconds(timings: dict) -> float:
 
 
 def provenance(ctx) -> dict:
-    """What a run ran on: ``backend``, ``params`` (the parameter set's name) and ``insecure``."""
-    return dict(backend=ctx.backend, params=ctx.params.name, insecure=ctx.insecure)
+    """What a run ran on: ``backend``, ``params`` (the parameter set's name) and ``insecure``
+    (:func:`~hepkg.he.registry.recorded_insecure`: also True on ``sim``)."""
+    return dict(backend=ctx.backend, params=ctx.params.name, insecure=recorded_insecure(ctx.backend, ctx.insecure))
 
 
 def zero_result(method: str, rows: int, params, backend: str, insecure: bool) -> "SpmvResult":
     """The product of an all-zero matrix: a zero vector, found by the matrix owner without any HE work."""
     return SpmvResult(method, np.zeros(rows, dtype=slot_dtype(params)), traffic=dict(keys_to_cloud=0, keys_to_b=0),
                       timings=PhaseClock().timings(), info=dict(n_ct=0, note="all-zero matrix: no HE work"),
-                      backend=backend, params=params.name, insecure=insecure)
+                      backend=backend, params=params.name, insecure=recorded_insecure(backend, insecure))
 
 
 @dataclass
@@ -90,7 +93,7 @@ class SpmvResult:
     key alone; 0 where Client B holds the keys).
 
     ``backend``, ``params``, ``insecure``: what ran (:func:`provenance`). ``backend == 'sim'``
-    means nothing was encrypted: the run gives op counts, not privacy."""
+    means nothing was encrypted: the run gives op counts, not privacy (``insecure`` is True)."""
 
     method: str
     y: np.ndarray

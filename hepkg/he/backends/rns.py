@@ -10,7 +10,9 @@ else 3. The built modulus reports them.
 from __future__ import annotations
 
 import io
+import math
 import os
+import zipfile
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from ..envelope import frame, unframe
 from ..errors import CorruptedData, SchemeError
 
 _DEFAULT_DNUM = 3
+_NPY_HEADER = 4096  # bytes allowed for one array's .npy header (numpy writes 128)
 
 
 def _pack(arrays: dict) -> bytes:
@@ -33,7 +36,30 @@ def _pack(arrays: dict) -> bytes:
     return buf.getvalue()
 
 
-def _unpack(data: bytes) -> dict:
+def _unpack(data: bytes, members: int, words: int, what: str) -> dict:
+    """The arrays of a :func:`_pack` archive, if it holds at most ``members`` arrays of at most ``words``
+    64-bit words each (what the parameters imply); CorruptedData, before anything is inflated or
+    allocated, for more, larger or compressed members (1 MB of zeros deflated inflates to a gigabyte)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            infos = z.infolist()
+            if len(infos) > members:
+                raise CorruptedData(f"{what} holds {len(infos)} arrays; its parameters allow {members}")
+            for info in infos:
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise CorruptedData(f"{what}: array {info.filename!r} is compressed (rns stores arrays as they are)")
+                with z.open(info) as f:
+                    if info.file_size > 8 * words + _NPY_HEADER or np.lib.format.read_magic(f) != (1, 0):
+                        raise CorruptedData(f"{what}: array {info.filename!r} has {info.file_size} bytes; its "
+                                            f"parameters allow {8 * words} bytes of data in npy format 1.0")
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                if math.prod(shape) * dtype.itemsize > 8 * words:
+                    raise CorruptedData(f"{what}: array {info.filename!r} claims shape {shape} of {dtype}; its "
+                                        f"parameters allow {words} 64-bit words")
+    except CorruptedData:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:  # also truncated or malformed headers
+        raise CorruptedData(f"{what} is not an rns array archive: {type(exc).__name__}: {exc}") from None
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
 
@@ -72,20 +98,26 @@ class RnsContext(Context):
 
     def _load_public(self, payload: bytes):
         primes_b, pk_b, relin_b, galois_b = unframe(payload, 4, "rns context payload")
-        primes, p = _unpack(primes_b), self._rns_params()
+        p = self._rns_params()
+        nq, full = len(p.q_primes), len(p.q_primes) + len(p.p_primes)
+        key = p.dnum * full * p.n  # a switching key's half: at most dnum digits of the full basis
+        primes = _unpack(primes_b, 2, full, "the rns context's primes")
         if set(primes) != {"q", "p"} or primes["q"].tolist() != list(p.q_primes) \
                 or primes["p"].tolist() != list(p.p_primes):
             raise CorruptedData(f"the payload's primes are not the ones rns builds for {self.params.name}")
-        pk, relin, galois = (self._arrays(b) for b in (pk_b, relin_b, galois_b))
+        pk, relin, galois = (self._arrays(b, members, words, what) for b, members, words, what in (
+            (pk_b, 2, nq * p.n, "the rns public key"), (relin_b, 2, key, "the rns relinearization key"),
+            (galois_b, 2 * len(self.keys.steps), key, "the rns Galois keys")))
         keys = KeySet(pk=(pk["b"], pk["a"]), relin=SwitchKey(relin["b"], relin["a"]) if relin else None,
                       galois={int(name[1:]): SwitchKey(galois[name], galois["a" + name[1:]])
                               for name in galois if name.startswith("b")})
         self._eng = self._engine(keys)
         self._check_keys()
 
-    def _arrays(self, part: bytes) -> dict:
-        """The arrays of one payload part, on this context's array module (none for an empty part)."""
-        return {k: self._xp.asarray(v) for k, v in _unpack(part).items()} if part else {}
+    def _arrays(self, part: bytes, members: int, words: int, what: str) -> dict:
+        """The arrays of one payload part (bounded as :func:`_unpack`), on this context's array module (none
+        for an empty part)."""
+        return {k: self._xp.asarray(v) for k, v in _unpack(part, members, words, what).items()} if part else {}
 
     def _check_keys(self) -> None:
         """CorruptedData unless the loaded keys have the shapes this parameter set builds and every residue
@@ -163,7 +195,7 @@ class RnsContext(Context):
         return _pack({"data": x.data, "meta": np.array([x.level, x.scale], dtype=np.float64)})
 
     def _deser(self, data: bytes):
-        z = _unpack(data)
+        z = _unpack(data, 2, 3 * self._eng.bases.nq * self._eng.n, "the rns ciphertext")
         level, scale = z["meta"]
         return RawCt(self._eng.xp.asarray(z["data"]), int(level), float(scale))
 
