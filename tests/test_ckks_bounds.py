@@ -42,11 +42,14 @@ def test_depth9_sum_of_25000_raises():
 
 
 @pytest.mark.parametrize("backend", ["sim"] + [b for b in ("openfhe",) if he.availability()[b]])
-def test_face_search_membership_of_all_matches_at_kappa_10_is_refused(tmp_path, backend):
-    """Every entry matching at kappa 10 (toy-ckks-4096-d11: the last level holds 2^9): the count of
-    1024 decrypted as about 0 ("no match") on OpenFHE. Now the sum is refused; the comparison itself fits."""
+def test_face_search_membership_of_all_matches_at_kappa_10_is_counted_or_refused(tmp_path, backend):
+    """Every entry matching at kappa 10 (toy-ckks-4096-d11: the last level holds 2^9): the count of 1024
+    decrypted as about 0 ("no match") on OpenFHE. The unweighted sum is now refused; the server's membership
+    weights each comparison by 1 / slots (free) and counts all 1024."""
     from hepkg.datasets.faces import synthetic_database
+    from hepkg.facesearch.chebyshev import compare
     from hepkg.facesearch.protocol import Client, Enroller, Server, key_steps
+    from hepkg.linalg.rotsum import rotate_and_sum
 
     l, K, kappa = 128, 1024, 10
     ctx = he.context(backend, "toy-ckks-4096-d11", rotations=key_steps("hydia", l, 2048), policy="exact",
@@ -57,8 +60,10 @@ def test_face_search_membership_of_all_matches_at_kappa_10_is_refused(tmp_path, 
     q = client.query(inst.query)
     values = client.indicators(server.identify(q, "hydia", kappa), db.layout)
     assert (values > 0.5).all()
+    assert client.count(server.membership(q, "hydia", kappa)) == pytest.approx(values.sum(), abs=0.05)
+    scores = next(server.compared(q, "hydia", None))
     with pytest.raises(he.ScaleOverflow, match=r"2\^9 that a ciphertext at level 11 of 11"):
-        client.count(server.membership(q, "hydia", kappa))
+        rotate_and_sum(server.ctx, compare(server.ctx, scores, kappa), 2048)
 
 
 @pytest.mark.parametrize("params, kappa", [("ckks-32768-d9", 8), ("ckks-32768-d11", 10)])

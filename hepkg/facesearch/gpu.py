@@ -52,7 +52,7 @@ from hepkg.rns import device as rdev
 from . import chebyshev
 from .decision import SlotRule, paper_member
 from .packing import Layout, bsgs_shape
-from .protocol import AGGREGATES
+from .protocol import AGGREGATES, sum_weight
 
 __all__ = ["VARIANTS", "PAPER_NAME", "DeviceInfo", "device_info", "stream_pool_size", "key_plan", "memory_estimate",
            "PhaseTimer", "DeviceServer", "expected_table2"]
@@ -314,14 +314,14 @@ class DeviceServer:
         self.transfers.update(up_cts=len(blobs), up_bytes=sum(map(len, blobs)))
         return table
 
-    def _group(self, table: list, k: int):
+    def _group(self, table: list, k: int, weight: float = 1.0):
         """Similarity of group k (Algorithm 3, lines 14-22): per giant step, n1 products unrelinearized,
         one relinearization and rescale, the on-demand giant rotation; then the comparison."""
         ctx = self.ctx
         with ctx.counting() as ops:
             acc = self._similarity(table, self.diagonals[k])
         self.counts["similarity_mul_ct"] = self.counts.get("similarity_mul_ct", 0) + ops["mul_ct"]
-        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu")
+        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu", weight=weight)
 
     def _similarity(self, table: list, diags: list):
         ctx, acc = self.ctx, None
@@ -336,8 +336,8 @@ class DeviceServer:
             acc = part if acc is None else ctx.add(acc, part)
         return acc
 
-    def compared(self, query: bytes) -> list:
-        """Steps 1-2: the G comparison ciphertexts, groups in waves of S over the stream pool."""
+    def compared(self, query: bytes, weight: float = 1.0) -> list:
+        """Steps 1-2: the G comparison ciphertexts (times ``weight``), groups in waves of S over the stream pool."""
         self.transfers, self.counts = {}, {}
         table = self._table(query)
         self._track()
@@ -347,7 +347,7 @@ class DeviceServer:
             for wave in range(0, self.layout.groups, self.streams):
                 for k in range(wave, min(wave + self.streams, self.layout.groups)):
                     with pool.use(k):
-                        out[k] = self._group(table, k)
+                        out[k] = self._group(table, k, weight)
                 pool.synchronize()
                 self._track()
         self.counts.update(giant_rotations=ops["rotate"], mul_ct=ops["mul_ct"], relinearize=ops["relinearize"])
@@ -355,11 +355,13 @@ class DeviceServer:
 
     def membership(self, query: bytes, aggregate: str = "sum") -> bytes:
         """Algorithm 3: tree reduction of the groups' comparisons, then (``aggregate="sum"``, the paper's)
-        rotate-and-sum, the count in every slot; ``"slots"``: the tree reduction alone, per slot the sum over the
-        groups, for :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). One ciphertext down either way."""
+        rotate-and-sum, the count in every slot (each comparison weighted by
+        :func:`~hepkg.facesearch.protocol.sum_weight`, as the CPU server's); ``"slots"``: the tree reduction alone,
+        per slot the sum over the groups, for :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). One
+        ciphertext down either way."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
-        level = self.compared(query)
+        level = self.compared(query, sum_weight(self.layout.slots) if aggregate == "sum" else 1.0)
         with self.timer.phase("aggregation"), self.ctx.counting() as ops:
             while len(level) > 1:
                 level = [self.ctx.add(level[i], level[i + 1]) if i + 1 < len(level) else level[i]

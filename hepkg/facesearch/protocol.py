@@ -41,7 +41,7 @@ from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 from . import chebyshev, similarity
 from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query, scores_from_slots
 
-__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps"]
+__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "sum_weight", "AGGREGATES"]
 
 _MANIFEST = "manifest.json"
 #: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
@@ -60,6 +60,15 @@ def _manifest(layout: Layout, prerotate_n1: int | None, key_id: str, enrollment:
 
 def _diagonal_meta(manifest: dict, group: int, index: int) -> dict:
     return dict(manifest, group=group, index=index)
+
+
+def sum_weight(slots: int) -> float:
+    """The weight of each comparison in the paper's membership sum: 1 / slots (a power of two, exact). The sum
+    of G x slots comparisons is then bounded by G times the comparison's maximum (about 1.04), which the last
+    level holds (2^14 at the paper's sets), where the unweighted sum's bound (G x 2^14 x 1.04) never fits and
+    is refused (:class:`hepkg.he.ScaleOverflow`); a count of 1024 matches wrapped to 0 before bounds were
+    tracked. The client multiplies by slots."""
+    return 1.0 / slots
 
 
 def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
@@ -201,8 +210,10 @@ class Client:
         return envelope.pack("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
 
     def count(self, answer: bytes) -> float:
-        """The membership answer: slot 0 holds the sum of the comparison over every slot of every group."""
-        return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0])
+        """The membership answer: slot 0 holds the sum of the comparison over every slot of every group, each
+        weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots."""
+        slots = self.ctx.params.n // 2
+        return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0]) * slots
 
     def slot_values(self, answer: bytes) -> np.ndarray:
         """A membership answer aggregated by ``"slots"``: per slot, the comparison summed over the groups
@@ -236,8 +247,9 @@ class Server:
                 self.timings[name] += time.perf_counter() - start
 
     def compared(self, query: bytes, method: str, kappa: int | None, *, n1: int | None = None,
-                 delta: float = chebyshev.DELTA, path: str = "cpu"):
-        """Per group, the comparison ciphertext (the similarity itself if ``kappa`` is None)."""
+                 delta: float = chebyshev.DELTA, path: str = "cpu", weight: float = 1.0):
+        """Per group, the comparison ciphertext (the similarity itself if ``kappa`` is None), its output times
+        ``weight`` (folded into the last coefficients: no level)."""
         query = self.db.query(self.ctx, query)
         self.db.method_fits(method, n1)
         ctx, lay = self.ctx, self.db.layout
@@ -248,7 +260,7 @@ class Server:
             if kappa is None:
                 return scores
             with self._phase("comparison"):
-                return chebyshev.compare(ctx, scores, kappa, delta=delta, path=path)
+                return chebyshev.compare(ctx, scores, kappa, delta=delta, path=path, weight=weight)
 
         with ThreadPoolExecutor(self.workers) as pool:
             mapper = map if self.workers == 1 or lay.groups == 1 else pool.map
@@ -274,11 +286,14 @@ class Server:
     def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "sum", **kw) -> bytes:
         """Algorithm 7: the comparison added over the groups, then (``aggregate="sum"``, the paper's) summed over
         every slot by rotate-and-sum, the count in every slot; ``aggregate="slots"``: the groups' sum alone, for
-        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation)."""
+        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). The sum's comparisons are weighted by
+        :func:`sum_weight` (free), so that its worst case (every entry a match) fits the last level's capacity;
+        :meth:`Client.count` scales it back."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         chebyshev.check_kappa(kappa, kw.get("path", "cpu"))
-        total = self._fold(self.compared(query, method, kappa, **kw))
+        weight = sum_weight(self.db.layout.slots) if aggregate == "sum" else 1.0
+        total = self._fold(self.compared(query, method, kappa, weight=weight, **kw))
         if aggregate == "sum":
             with self._phase("aggregation"):
                 total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
