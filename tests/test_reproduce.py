@@ -64,10 +64,11 @@ def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count():
 
 def test_grid_store_lives_outside_git_keyed_by_machine_and_revision(tmp_path, monkeypatch):
     from hepkg import paths
+    from hepkg.grid import grid_store
     monkeypatch.delenv("HEPKG_ARTIFACTS")
     from hepkg.bench.sysinfo import git_state, machine_key
-    assert paths.grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
-    default = paths.grid_store("spmv")
-    assert default == paths.grid_store("spmv", paths.ROOT / "artifacts")
+    assert grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
+    default = grid_store("spmv")
+    assert default == grid_store("spmv", paths.ROOT / "artifacts")
     assert paths.ROOT not in default.parents and default.parent.name.startswith(machine_key())
     assert git_state()["revision"][:12] in default.parent.name
