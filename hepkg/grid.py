@@ -22,11 +22,11 @@ import time
 import warnings
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from . import paths
 from .atomic import clean_stale, write_text
 from .bench.sysinfo import git_state, machine_key
+from .progress import Bar
 
 __all__ = ["run_grid", "grid_store", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
 
@@ -269,7 +269,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     todo = {key: cfg for key, cfg in unique.items() if key not in records}
 
     failures = {}
-    with tqdm(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
+    with Bar(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
         for key, outcome in _outcomes(fn, todo, executor, workers, scheduler):
             bar.update()
             if isinstance(outcome, BaseException):

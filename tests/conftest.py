@@ -1,4 +1,5 @@
-"""Shared fixtures: one context per (backend, scheme), built once per session.
+"""Shared fixtures: one context per (backend, scheme), built once per session (per xdist worker);
+and :data:`LONG`, the cases ``make test`` leaves to ``make test-long``.
 
 ``HEPKG_TEST_CKKS`` names another CKKS set for the protocol suites and ``HEPKG_TEST_CKKS_BACKENDS``
 (comma-separated) restricts their CKKS backends, e.g. ``make test-rns`` (rns at ckks-32768-d9).
@@ -18,6 +19,21 @@ ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
 BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
 CKKS_BACKENDS = [b for b in os.environ.get("HEPKG_TEST_CKKS_BACKENDS", "sim,pyfhel,openfhe,tenseal,rns").split(",")
                  if he.availability()[b]]
+
+
+#: test ids (prefixes) that take minutes on 2 cores and repeat what a quicker case of make test already covers:
+#: they carry the ``long`` marker and run in ``make test-long`` (CI runs both)
+LONG = (
+    "tests/test_hardening.py::test_3_contexts_made_and_dropped_keep_rss_flat",  # 100 contexts per backend
+    "tests/test_render.py::test_render_only_rebuilds_a_section_identically[gemm]",  # quickstart's stays
+    "tests/test_section_inputs.py::test_spmv_result_records_backend_and_params[openfhe-",  # pyfhel's stay
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.startswith(LONG):
+            item.add_marker(pytest.mark.long)
 
 
 @functools.lru_cache(maxsize=None)
