@@ -93,3 +93,22 @@ def test_no_import_circles_and_rns_stays_below_he():
     assert not circles, circles
     assert not [(m, t) for m, ts in graph.items() if m.startswith("hepkg.rns") for t in ts if t.startswith("hepkg.he")]
     assert "hepkg.security" in graph["hepkg.rns.params"] and "hepkg.security" in graph["hepkg.he.params"]
+
+
+def test_notebooks_open_in_jupyterlab_unmodified():
+    """JupyterLab rewrites a notebook's kernelspec and language_info to what the kernel reports (and marks it
+    modified) when they differ: the committed notebooks carry exactly that, and no outputs."""
+    import json
+
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        data = json.loads(nb.read_text())
+        meta = data["metadata"]
+        assert meta["kernelspec"] == {"display_name": spec.display_name, "language": spec.language,
+                                      "name": "python3"}, nb.name
+        info = meta["language_info"]
+        assert info["name"] == "python" and info["pygments_lexer"] == "ipython3", nb.name
+        assert info["version"].rsplit(".", 1)[0] == ".".join(map(str, sys.version_info[:2])), nb.name
+        assert not [c for c in data["cells"] if c.get("outputs") or c.get("execution_count")], nb.name
