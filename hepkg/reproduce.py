@@ -6,8 +6,8 @@
 Each notebook ``notebooks/NN_<section>.ipynb`` runs with the parameters SCALE, SEED,
 ARTIFACT_DIR, EXECUTOR, WORKERS, SCHEDULER and RENDER_ONLY; its executed copy lands in
 ``artifacts/<section>/``. Before each notebook the runner prints its estimated time, and while it
-runs, a terminal bar per experiment grid (configurations done / total, elapsed, remaining; see
-:mod:`hepkg.progress`). A failing notebook does not stop the others; the exit status is 1 if any
+runs, a terminal bar of its cells and one per experiment grid (configurations done / total, elapsed,
+remaining; see :mod:`hepkg.progress`). A failing notebook does not stop the others; the exit status is 1 if any
 failed. At the end the summary, each section's results page and the README's results table are
 rewritten from the artifacts (:mod:`hepkg.summary`).
 
@@ -71,7 +71,8 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
     with atomic_path(out) as tmp, _progress_file() as bars, progress.Watcher(bars):
         try:
             pm.execute_notebook(str(notebook), str(tmp), parameters=parameters, cwd=str(notebook.parent),
-                                kernel_name="python3", progress_bar=False, execution_timeout=timeout)
+                                kernel_name="python3", progress_bar=dict(desc="    cells", leave=False),
+                                execution_timeout=timeout)
         except Exception as exc:  # a failing notebook must not stop the others
             last = (str(exc).strip().splitlines() or [""])[-1]
             status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
