@@ -3,7 +3,8 @@
 Every test session writes its artifacts, and the notebooks' grid stores, to a fresh temporary
 folder ($HEPKG_ARTIFACTS), never to the repository's artifacts/ or to the per-machine cache.
 Under pytest-xdist the workers share the controller's folder, so that the values a notebook
-recorded under nbval are checked by ``tests/test_notebooks.py`` on the same worker, right after.
+recorded under nbval are checked by ``tests/test_notebooks.py`` on the same worker, right after
+(``--dist loadfile``, see below).
 """
 import atexit
 import os
@@ -24,9 +25,11 @@ else:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Under pytest-xdist: each test file runs on one worker (its module fixtures built once), and each
-    notebook's nbval cells run on the worker that then checks the values the notebook recorded
-    (``test_notebook_values[<notebook>]``), right after them."""
+    """``--dist loadfile`` (make test): each test file runs on one worker (its module fixtures built once), and
+    each notebook's nbval cells run on the worker that then checks the values the notebook recorded
+    (``test_notebook_values[<notebook>]``), right after them. Other modes are xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class ByFileAndNotebook(LoadScopeScheduling):
