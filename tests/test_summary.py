@@ -118,3 +118,16 @@ def test_executed_notebooks_hold_no_stderr_warnings_or_machine_paths(notebook):
             text = json.dumps(out)
             assert "Warning" not in text, text[:300]
             assert not re.search(r"(?<![\w.])/(work|home|tmp|root|Users)/", text), re.search(r"/\w+/\S{0,80}", text)[0]
+
+
+def test_every_command_line_the_docs_name_starts():
+    import subprocess
+    import sys
+
+    modules = set()
+    for page in [README, *sorted((paths.ROOT / "docs").glob("*.md"))]:
+        modules |= set(re.findall(r"python -m (hepkg[\w.]*)", page.read_text()))
+    assert modules
+    for module in sorted(modules):
+        out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=paths.ROOT)
+        assert out.returncode == 0 and "usage" in out.stdout, (module, out.stderr[-500:])
