@@ -7,6 +7,7 @@ recorded under nbval are checked by ``tests/test_notebooks.py`` on the same work
 (``--dist loadfile``, see below).
 """
 import atexit
+import collections
 import os
 import re
 import shutil
@@ -32,9 +33,19 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # the order pytest_collection_modifyitems below gives
+
     class ByFileAndNotebook(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             checked = re.search(r"::test_notebook_values\[(\w+)\]$", nodeid)
             return f"notebooks/{checked.group(1)}.ipynb" if checked else nodeid.split("::", 1)[0]
 
     return ByFileAndNotebook(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """The notebooks first (the longest units of work), then the test files by decreasing number of tests,
+    so that two workers finish close together."""
+    files = collections.Counter(item.nodeid.split("::", 1)[0] for item in items)
+    items.sort(key=lambda item: (not item.nodeid.startswith("notebooks/"), -files[item.nodeid.split("::", 1)[0]],
+                                 item.nodeid.split("::", 1)[0]))
