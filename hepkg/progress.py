@@ -1,9 +1,9 @@
 """Progress bars that show in the notebook and, during ``make reproduce``, in the terminal.
 
 A :class:`Bar` is a ``tqdm.auto`` bar (a widget in JupyterLab); when ``$HEPKG_PROGRESS`` names a
-file (``hepkg.reproduce`` sets it for the notebook's kernel) the bar also writes its state there
-(``{"desc", "done", "total"}``, at most twice a second), and :class:`Watcher` in the runner draws it
-as a terminal bar: configurations done / total, elapsed, remaining.
+file (``hepkg.reproduce`` sets it for the notebook's kernel) the bar also appends its state there, a
+JSON line ``{"desc", "done", "total"}`` at most twice a second and at its end, and :class:`Watcher`
+in the runner draws each bar in the terminal: configurations done / total, elapsed, remaining.
 """
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ import pathlib
 import sys
 import threading
 import time
-
-from .atomic import write_text
 
 ENV = "HEPKG_PROGRESS"
 INTERVAL_S = 0.5
@@ -40,9 +38,11 @@ class Bar:
         now = time.monotonic()
         if self._file and (force or now - self._last >= INTERVAL_S):
             self._last = now
-            write_text(pathlib.Path(self._file), json.dumps(dict(desc=self.desc, done=self.done, total=self.total)))
+            with open(self._file, "a") as out:  # one short line per write: readers never see half of one
+                out.write(json.dumps(dict(desc=self.desc, done=self.done, total=self.total)) + "\n")
 
     def close(self) -> None:
+        self._report(force=True)
         self._bar.close()
 
     def __enter__(self):
@@ -71,25 +71,34 @@ class Watcher:
         self._stop.set()
         self._thread.join()
 
+    def _states(self, offset: int) -> tuple[list[dict], int]:
+        """The complete lines appended since ``offset``, parsed, and the offset after them."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            return [], offset
+        complete = data[:data.rfind(b"\n") + 1]
+        return [json.loads(line) for line in complete.splitlines() if line.strip()], offset + len(complete)
+
     def _run(self) -> None:
         from tqdm import tqdm
 
-        bar, seen = None, None
+        bar, seen, offset = None, None, 0
         tty = sys.stderr.isatty()
         while True:
             stopping = self._stop.wait(INTERVAL_S)
-            try:
-                state = json.loads(self.path.read_text())
-            except (OSError, ValueError):
-                state = None
-            if state and (state["desc"], state["total"]) != seen:
-                if bar is not None:
-                    bar.close()
-                seen = (state["desc"], state["total"])
-                bar = tqdm(total=state["total"], initial=state["done"], desc=self.prefix + state["desc"], file=sys.stderr,
-                           mininterval=0.5 if tty else 30, dynamic_ncols=True)
-            if state and bar is not None and state["done"] != bar.n:
-                bar.update(state["done"] - bar.n)
+            states, offset = self._states(offset)
+            for state in states:
+                if (state["desc"], state["total"]) != seen:
+                    if bar is not None:
+                        bar.close()
+                    seen = (state["desc"], state["total"])
+                    bar = tqdm(total=state["total"], initial=state["done"], desc=self.prefix + state["desc"],
+                               file=sys.stderr, mininterval=0.5 if tty else 30, dynamic_ncols=True)
+                elif state["done"] != bar.n:
+                    bar.update(state["done"] - bar.n)
             if stopping:
                 break
         if bar is not None:

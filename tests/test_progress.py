@@ -14,7 +14,8 @@ def test_a_grid_reports_its_bar_to_the_progress_file(tmp_path, monkeypatch):
     path = tmp_path / "bar.json"
     monkeypatch.setenv(progress.ENV, str(path))
     run_grid(square, [{"x": i} for i in range(5)], tmp_path / "store", desc="squares")
-    assert json.loads(path.read_text()) == {"desc": "squares", "done": 5, "total": 5}
+    states = [json.loads(line) for line in path.read_text().splitlines()]
+    assert states[0] == {"desc": "squares", "done": 0, "total": 5} and states[-1] == dict(states[0], done=5)
 
 
 def test_without_the_variable_nothing_is_written(tmp_path, monkeypatch):
@@ -27,8 +28,13 @@ def test_without_the_variable_nothing_is_written(tmp_path, monkeypatch):
 def test_the_watcher_draws_each_reported_bar_in_the_terminal(tmp_path, capsys):
     path = tmp_path / "bar.json"
     with progress.Watcher(path, prefix="  "):
-        for desc, done, total in (("counts on sim", 3, 3), ("measured", 1, 4), ("measured", 4, 4)):
-            path.write_text(json.dumps(dict(desc=desc, done=done, total=total)))
-            time.sleep(3 * progress.INTERVAL_S)
+        with path.open("a") as out:  # faster than the watcher polls: it still shows each bar's end
+            for desc, done, total in (("counts on sim", 0, 3), ("counts on sim", 3, 3), ("measured", 1, 4)):
+                out.write(json.dumps(dict(desc=desc, done=done, total=total)) + "\n")
+            out.write('{"desc": "measured", "do')  # half a line: read when complete
+        time.sleep(3 * progress.INTERVAL_S)
+        with path.open("a") as out:
+            out.write('ne": 4, "total": 4}\n')
+        time.sleep(3 * progress.INTERVAL_S)
     err = capsys.readouterr().err
     assert "  counts on sim: 100%" in err and "3/3" in err and "  measured: 100%" in err and "4/4" in err
