@@ -139,7 +139,7 @@ def plot(summary, title: str):
             ax.barh(y, ratio, height, color=colours[side],
                     hatch=["//" if v == INCONCLUSIVE else None for v in r.verdict], edgecolor="white")
             # the ratio of the medians may lie outside the quartiles of the per-round ratios
-            ax.errorbar(ratio, y, xerr=[np.clip(ratio - q1, 0, None), np.clip(q3 - ratio, 0, None)],
+            ax.errorbar(ratio, y, xerr=np.vstack([np.clip(ratio - q1, 0, None), np.clip(q3 - ratio, 0, None)]),
                         fmt="none", ecolor="k", capsize=2, lw=0.8)
         ax.axvline(1, color="0.3", lw=1)
         ax.set_yticks(range(len(cases)), cases)
