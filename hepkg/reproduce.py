@@ -99,13 +99,15 @@ def _progress_file():
 
 
 def estimate(sections: list[str], scale: str, root: pathlib.Path) -> dict[str, float | None]:
-    """Seconds each section should take: its last run at this scale (run.json), else :data:`ESTIMATE_S`."""
+    """Seconds each section should take: the longer of :data:`ESTIMATE_S` (from an empty grid) and its last
+    run at this scale (run.json; a run that resumed a grid took less), None when neither is known."""
     out = {}
     for section in sections:
         run = root / section / "run.json"
         last = json.loads(run.read_text()) if run.is_file() else {}
-        seconds = summary.section_row(root / section)["seconds"] if last.get("scale") == scale else None
-        out[section] = seconds or ESTIMATE_S.get(scale, {}).get(section)
+        known = [ESTIMATE_S.get(scale, {}).get(section),
+                 summary.section_row(root / section)["seconds"] if last.get("scale") == scale else None]
+        out[section] = max((v for v in known if v is not None), default=None)
     return out
 
 

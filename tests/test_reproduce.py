@@ -52,6 +52,18 @@ def test_a_run_says_how_long_it_takes_before_it_starts():
     assert plan_message(["quickstart"], "quick", {"quickstart": 5}).startswith("SCALE=quick: 1 notebook(s), about 1 min")
 
 
+def test_estimates_take_the_longer_of_the_table_and_the_last_run(tmp_path):
+    from hepkg.reproduce import ESTIMATE_S, estimate
+    (tmp_path / "omr").mkdir()
+    (tmp_path / "omr" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                                finished="2026-01-01T00:06:00+00:00")))
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                                 finished="2026-01-01T05:00:00+00:00")))
+    got = estimate(["omr", "gemm", "facesearch_gpu"], "default", tmp_path)
+    assert got == {"omr": ESTIMATE_S["default"]["omr"], "gemm": 18000.0, "facesearch_gpu": None}
+
+
 def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count(tmp_path):
     from hepkg.bench.sysinfo import git_state
     state = git_state()
