@@ -27,6 +27,9 @@ LONG = (
     "tests/test_hardening.py::test_3_contexts_made_and_dropped_keep_rss_flat",  # 100 contexts per backend
     "tests/test_render.py::test_render_only_rebuilds_a_section_identically[gemm]",  # quickstart's stays
     "tests/test_section_inputs.py::test_spmv_result_records_backend_and_params[openfhe-",  # pyfhel's stay
+    # a whole digest at depth 28 on OpenFHE; sim's and pyfhel's stay, and 40_omr runs OpenFHE's at quick scale
+    "tests/test_omr_detector.py::test_digest_retrieves_the_pertinent_messages[sophomr-openfhe]",
+    "tests/test_omr_detector.py::test_digest_retrieves_the_pertinent_messages[sophomd-openfhe]",
 )
 
 
