@@ -35,6 +35,7 @@ LONG = (
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[hydia-openfhe]",
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-diagonal-openfhe]",
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-textbook-openfhe]",
+    "tests/test_linalg_rectangular.py::test_square_matches_numpy[512-openfhe]",  # the smaller squares stay
 )
 
 
