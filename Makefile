@@ -9,6 +9,7 @@ ONLY ?=
 EXECUTOR ?= inline
 COMPUTE ?= cpu
 PYTEST_ARGS ?=
+TEST_WORKERS ?= 2
 comma := ,
 
 help: ## list the targets
@@ -20,20 +21,26 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_pyfhel.py
 
 setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libraries; idempotent
 
-test: $(STAMP) ## run the test suite: the notebooks with nbval, then tests/ (slow fuzzing and full scale excluded)
-	MPLBACKEND=Agg $(PY) -m pytest -m "not full and not slow" --nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
+test: $(STAMP) ## does the install work? every backend, every section at quick scale, the notebooks (nbval), on 2 cores: about 10 min
+	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not full and not slow and not long" \
+		--nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
 
-test-slow: $(STAMP) ## the slow tests: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS)
-	MPLBACKEND=Agg $(PY) -m pytest -m slow $(PYTEST_ARGS)
+test-long: $(STAMP) ## what make test leaves out (CI runs both): fuzzing (1,000 mutations per deserializer), long suites, test-rns
+	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "(slow or long) and not full" tests $(PYTEST_ARGS)
+	$(MAKE) test-rns
+
+test-slow: $(STAMP) ## the fuzzing alone: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS); part of test-long
+	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m slow tests $(PYTEST_ARGS)
 
 test-rns: $(STAMP) ## the protocol, hardening and fuzz suites with rns (numpy) as the CKKS backend, at the 128-bit face-search set ckks-32768-d9
-	HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns $(PY) -m pytest -m "not full and not slow" \
+	OMP_NUM_THREADS=1 HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "not full and not slow" \
 		tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py $(PYTEST_ARGS)
 
 reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --scale $(SCALE) --executor $(EXECUTOR) $(if $(ONLY),--only $(ONLY))
 
-figures: $(STAMP) ## rebuild every table, figure and claim from the committed raw tables (artifacts/*/raw), computing nothing
+figures: $(STAMP) ## rebuild every table, figure, claim, results page and the README's results table from the committed raw tables, computing nothing
+	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus --render-only
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --render-only $(if $(ONLY),--only $(ONLY))
 
 bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch) -> artifacts/bench
@@ -45,8 +52,8 @@ bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step bes
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
 
-lab: $(STAMP) ## start JupyterLab on the notebooks
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+lab: $(STAMP) ## JupyterLab at the repository's root: notebooks/ and artifacts/ (executed copies, tables, figures)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=.
 
 docker: ## build the Docker image (COMPUTE=cpu|gpu); run it with: docker run -p 8888:8888 hepkg:cpu
 	docker build --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
@@ -58,4 +65,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker clean distclean
+.PHONY: help setup test test-long test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker clean distclean

@@ -18,16 +18,37 @@ import time
 import warnings
 
 import pandas as pd
-from tqdm.auto import tqdm
 
+from . import paths
 from .atomic import clean_stale, write_text
+from .bench.sysinfo import git_state, machine_key
 from .lifeline import end_with
+from .progress import Bar
 
-__all__ = ["run_grid", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
+__all__ = ["run_grid", "grid_store", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
 
 EXECUTORS = ("inline", "process", "dask")
 CONFIG_PREFIX = "config_"
 CORRUPT_MARK = ".corrupt-"
+
+
+def grid_store(section: str, artifact_dir: str | os.PathLike | None = None) -> pathlib.Path:
+    """Where a section's resumable per-configuration results live (never in git).
+
+    With an ``artifact_dir`` (or $HEPKG_ARTIFACTS) other than the repository's ``artifacts/``
+    (tests, one-off runs): ``<artifact_dir>/<section>/grid``. Otherwise hepkg's cache, keyed by this machine and the
+    code's git revision,
+    ``cache("grid", "<machine>-<revision>", section)``: a rerun resumes its own interrupted
+    work and never mixes another machine's (or other code's) measurements into its tables.
+    """
+    artifact_dir = artifact_dir if artifact_dir is not None else os.environ.get("HEPKG_ARTIFACTS")
+    if artifact_dir is not None and pathlib.Path(artifact_dir).resolve() != (paths.ROOT / "artifacts").resolve():
+        out = pathlib.Path(artifact_dir) / section / "grid"
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    git = git_state()
+    revision = (git["revision"] or "norev")[:12] + ("-dirty" if git["dirty"] else "")
+    return paths.cache("grid", f"{machine_key()}-{revision}", section)
 
 
 class GridError(RuntimeError):
@@ -202,7 +223,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     todo = {key: cfg for key, cfg in unique.items() if key not in records}
 
     failures = {}
-    with tqdm(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
+    with Bar(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
         for key, outcome in _outcomes(fn, todo, executor, workers, scheduler):
             bar.update()
             if isinstance(outcome, BaseException):

@@ -30,24 +30,3 @@ def shared_data() -> pathlib.Path | None:
         if cand.is_dir():
             return cand
     return None
-
-
-def grid_store(section: str, artifact_dir: str | os.PathLike | None = None) -> pathlib.Path:
-    """Where a section's resumable per-configuration results live (never in git).
-
-    With an ``artifact_dir`` (or $HEPKG_ARTIFACTS) other than the repository's ``artifacts/``
-    (tests, one-off runs): ``<artifact_dir>/<section>/grid``. Otherwise hepkg's cache, keyed by this machine and the
-    code's git revision,
-    ``cache("grid", "<machine>-<revision>", section)``: a rerun resumes its own interrupted
-    work and never mixes another machine's (or other code's) measurements into its tables.
-    """
-    artifact_dir = artifact_dir if artifact_dir is not None else os.environ.get("HEPKG_ARTIFACTS")
-    if artifact_dir is not None and pathlib.Path(artifact_dir).resolve() != (ROOT / "artifacts").resolve():
-        out = pathlib.Path(artifact_dir) / section / "grid"
-        out.mkdir(parents=True, exist_ok=True)
-        return out
-    from hepkg.bench.sysinfo import git_state, machine_key
-
-    git = git_state()
-    revision = (git["revision"] or "norev")[:12] + ("-dirty" if git["dirty"] else "")
-    return cache("grid", f"{machine_key()}-{revision}", section)

@@ -5,30 +5,42 @@
 
 Each notebook ``notebooks/NN_<section>.ipynb`` runs with the parameters SCALE, SEED,
 ARTIFACT_DIR, EXECUTOR, WORKERS, SCHEDULER and RENDER_ONLY; its executed copy lands in
-``artifacts/<section>/``. A failing notebook does not stop the others; the exit status is
-1 if any failed. The summary (printed, and written to ``artifacts/summary.md`` and
-``summary.json``) lists each notebook's status, time and claim tally.
+``artifacts/<section>/``. Before each notebook the runner prints its estimated time, and while it
+runs, a terminal bar of its cells and one per experiment grid (configurations done / total, elapsed,
+remaining; see :mod:`hepkg.progress`). A failing notebook does not stop the others; the exit status is 1 if any
+failed. At the end the summary, each section's results page and the README's results table are
+rewritten from the artifacts (:mod:`hepkg.summary`).
 
 ``--render-only`` (``make figures``) computes nothing: each notebook rebuilds its tables,
 figures and claims from the committed raw tables ``artifacts/<section>/raw/`` (see
-:mod:`hepkg.bench.raw`), at the scale they were computed at; ``run.json`` and the summary,
-which describe the computation, are left as they are.
+:mod:`hepkg.bench.raw`), at the scale they were computed at; ``run.json``, which describes the
+computation, is left as it is.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import pathlib
 import re
 import sys
+import tempfile
 import time
 
-from hepkg import paths
-from hepkg.atomic import atomic_path, write_text
-from hepkg.bench.sysinfo import git_state
+from hepkg import paths, progress, summary
+from hepkg.atomic import atomic_path
 from hepkg.reference.claims import load_claims, tally
 
 SCALES = ("quick", "default", "full")
+#: seconds per notebook on 2 cores, nothing else running, from an empty grid (the README's table)
+ESTIMATE_S = {
+    "quick": {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 90, "omr": 60},
+    "default": {"quickstart": 10, "he_primitives": 25, "spmv": 1500, "gemm": 3700, "facesearch": 2700,
+                "omr": 3300},
+}
+#: peak resident memory of a notebook at default scale where it exceeds 4 GB
+PEAK_GB = {"default": {"facesearch": 16.5, "omr": 11.6}}
 
 
 def section_of(notebook: pathlib.Path) -> str:
@@ -56,10 +68,11 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
     out = paths.artifacts(section, artifact_root) / notebook.name
     start = time.time()
     status, error = "ok", ""
-    with atomic_path(out) as tmp:
+    with atomic_path(out) as tmp, _progress_file() as bars, progress.Watcher(bars):
         try:
             pm.execute_notebook(str(notebook), str(tmp), parameters=parameters, cwd=str(notebook.parent),
-                                kernel_name="python3", progress_bar=False, execution_timeout=timeout)
+                                kernel_name="python3", progress_bar=dict(desc="    cells", leave=False),
+                                execution_timeout=timeout)
         except Exception as exc:  # a failing notebook must not stop the others
             last = (str(exc).strip().splitlines() or [""])[-1]
             status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
@@ -69,37 +82,58 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
                 claims_not_measured=claims["not measured"], error=error)
 
 
+@contextlib.contextmanager
+def _progress_file():
+    """A fresh file the notebook's kernel reports its bars to ($HEPKG_PROGRESS, inherited by the kernel)."""
+    with tempfile.TemporaryDirectory(prefix="hepkg-progress-") as folder:
+        path = pathlib.Path(folder) / "bar.json"
+        before = os.environ.get(progress.ENV)
+        os.environ[progress.ENV] = str(path)
+        try:
+            yield path
+        finally:
+            if before is None:
+                os.environ.pop(progress.ENV, None)
+            else:
+                os.environ[progress.ENV] = before
+
+
+def estimate(sections: list[str], scale: str, root: pathlib.Path) -> dict[str, float | None]:
+    """Seconds each section should take: the longer of :data:`ESTIMATE_S` (from an empty grid) and its last
+    run at this scale (run.json; a run that resumed a grid took less), None when neither is known."""
+    out = {}
+    for section in sections:
+        run = root / section / "run.json"
+        last = json.loads(run.read_text()) if run.is_file() else {}
+        known = [ESTIMATE_S.get(scale, {}).get(section),
+                 summary.section_row(root / section)["seconds"] if last.get("scale") == scale else None]
+        out[section] = max((v for v in known if v is not None), default=None)
+    return out
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "time unknown"
+    return f"about {seconds / 3600:.1f} h" if seconds >= 5400 else f"about {max(1, round(seconds / 60))} min"
+
+
+def plan_message(sections: list[str], scale: str, estimates: dict) -> str:
+    """What the run is about to do: its length and its peak memory, before it starts."""
+    known = [v for v in estimates.values() if v is not None]
+    peaks = {s: gb for s, gb in PEAK_GB.get(scale, {}).items() if s in sections}
+    text = (f"SCALE={scale}: {len(sections)} notebook(s), {_duration(sum(known)) if known else 'time unknown'} in "
+            f"total on 2 cores")
+    if peaks:
+        text += "; peak memory " + ", ".join(f"{gb} GB ({s})" for s, gb in peaks.items())
+    if scale != "quick":
+        text += ". SCALE=quick runs every notebook in about 5 min; an interrupted run resumes where it stopped"
+    return text + "."
+
+
 def computed_scale(section: str, artifact_root: pathlib.Path) -> str | None:
     """The scale a section's committed raw tables were computed at (None: it has none)."""
     path = artifact_root / section / "raw" / "provenance.json"
     return json.loads(path.read_text())["scale"] if path.is_file() else None
-
-
-def merged_summary(path: pathlib.Path, rows: list[dict], scale: str) -> list[dict]:
-    """This run's rows (tagged with ``scale``) over the earlier summary's rows of other notebooks."""
-    earlier = json.loads(path.read_text()).get("notebooks", []) if path.exists() else []
-    fresh = {r["notebook"]: dict(r, scale=scale) for r in rows}
-    kept = {r["notebook"]: r for r in earlier if r["notebook"] not in fresh}
-    return [v for _, v in sorted({**kept, **fresh}.items())]
-
-
-def summary_markdown(rows: list[dict], scale: str) -> str:
-    head = ("| notebook | scale | status | time (s) | claims hold | fail | inconclusive | not measured |\n"
-            "|---|---|---|---|---|---|---|---|\n")
-    body = "".join(f"| {r['notebook']} | {r.get('scale', scale)} | {r['status']} | {r['seconds']} | {r['claims_hold']} | "
-                   f"{r['claims_fail']} | {r.get('claims_inconclusive', 0)} | {r['claims_not_measured']} |\n"
-                   for r in rows)
-    errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
-    return f"# Reproduction summary (last run: scale {scale})\n\n{head}{body}" + (f"\nErrors:{errors}\n" if errors else "")
-
-
-def dirty_warning(git: dict) -> str:
-    """A loud paragraph when the run's code is not a clean git revision (empty when it is)."""
-    if not git.get("dirty"):
-        return ""
-    return (f"**WARNING: this run used uncommitted code** (revision {git.get('revision')} plus changes to "
-            f"{', '.join(git.get('changed') or [])}): its artifacts cannot be traced to a commit. Commit, then "
-            f"run again.\n\n")
 
 
 def main(argv=None) -> int:
@@ -119,9 +153,14 @@ def main(argv=None) -> int:
 
     root = paths.artifacts(base=args.artifacts)
     executor = "dask" if args.scheduler else args.executor
-    parameters = dict(SCALE=args.scale, SEED=args.seed, ARTIFACT_DIR=str(root.resolve()), EXECUTOR=executor,
-                      WORKERS=args.workers, SCHEDULER=args.scheduler, RENDER_ONLY=args.render_only)
+    readme = summary.default_readme(root)
+    # the repository's artifacts/ is the notebooks' default: no machine path enters the executed copies
+    parameters = dict(SCALE=args.scale, SEED=args.seed, ARTIFACT_DIR=None if readme else str(root.resolve()),
+                      EXECUTOR=executor, WORKERS=args.workers, SCHEDULER=args.scheduler, RENDER_ONLY=args.render_only)
     selected = notebooks(args.only.split(",") if args.only else None)
+    estimates = estimate([section_of(nb) for nb in selected], args.scale, root)
+    if not args.render_only:
+        print(plan_message([section_of(nb) for nb in selected], args.scale, estimates), flush=True)
     rows = []
     for i, nb in enumerate(selected, 1):
         if args.render_only:
@@ -133,21 +172,15 @@ def main(argv=None) -> int:
                                        f"(make reproduce ONLY={section_of(nb)})"))
                 print(f"[{i}/{len(selected)}] {nb.name}: {rows[-1]['error']}", flush=True)
                 continue
-        what = "rendering" if args.render_only else "computing"
+        what = "rendering" if args.render_only else f"computing, {_duration(estimates[section_of(nb)])}"
         print(f"[{i}/{len(selected)}] {nb.name} ({what}, scale {parameters['SCALE']}) ...", flush=True)
         row = run_notebook(nb, parameters, root, args.timeout)
         print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
               f"{row['claims_fail']} fail, {row['claims_inconclusive']} inconclusive, {row['claims_not_measured']} "
               f"not measured {row['error']}", flush=True)
         rows.append(row)
-    if args.render_only:
-        print("\n" + summary_markdown(rows, "as computed"))
-        return int(any(r["status"] != "ok" for r in rows))
-    all_rows = merged_summary(root / "summary.json", rows, args.scale)
-    text = dirty_warning(git_state()) + summary_markdown(all_rows, args.scale)
-    write_text(root / "summary.md", text)
-    write_text(root / "summary.json", json.dumps(dict(notebooks=all_rows), indent=1))
-    print("\n" + text)
+    summary.write_all(root, readme)
+    print("\n" + (root / "summary.md").read_text())
     return int(any(r["status"] != "ok" for r in rows))
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: one context per (backend, scheme), built once per session.
+"""Shared fixtures: one context per (backend, scheme), built once per session (per xdist worker);
+and :data:`LONG`, the cases ``make test`` leaves to ``make test-long``.
 
 ``HEPKG_TEST_CKKS`` names another CKKS set for the protocol suites and ``HEPKG_TEST_CKKS_BACKENDS``
 (comma-separated) restricts their CKKS backends, e.g. ``make test-rns`` (rns at ckks-32768-d9).
@@ -18,6 +19,36 @@ ROTATIONS = [1, 2, 3, 5, 7, 100, 1000, 4095]
 BFV_BACKENDS = [b for b in ("sim", "pyfhel", "openfhe") if he.availability()[b]]
 CKKS_BACKENDS = [b for b in os.environ.get("HEPKG_TEST_CKKS_BACKENDS", "sim,pyfhel,openfhe,tenseal,rns").split(",")
                  if he.availability()[b]]
+
+
+#: test ids (prefixes) that take minutes on 2 cores and repeat what a quicker case of make test already covers:
+#: they carry the ``long`` marker and run in ``make test-long`` (CI runs both)
+LONG = (
+    "tests/test_hardening.py::test_3_contexts_made_and_dropped_keep_rss_flat",  # 100 contexts per backend
+    "tests/test_render.py::test_render_only_rebuilds_a_section_identically[gemm]",  # quickstart's stays
+    "tests/test_section_inputs.py::test_spmv_result_records_backend_and_params[openfhe-",  # pyfhel's stay
+    # a whole digest at depth 28 on OpenFHE; sim's and pyfhel's stay, and 40_omr runs OpenFHE's at quick scale
+    "tests/test_omr_detector.py::test_digest_retrieves_the_pertinent_messages[sophomr-openfhe]",
+    "tests/test_omr_detector.py::test_digest_retrieves_the_pertinent_messages[sophomd-openfhe]",
+    # each method's whole query on OpenFHE at depth 11; sim's stay, and 30_facesearch measures all three on
+    # OpenFHE at quick scale, every query checked (tests/test_notebooks.py::check_facesearch)
+    "tests/test_facesearch.py::test_membership_and_identification_end_to_end[hydia-openfhe]",
+    "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-diagonal-openfhe]",
+    "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-textbook-openfhe]",
+    "tests/test_linalg_rectangular.py::test_square_matches_numpy[512-openfhe]",  # the smaller squares stay
+    # rns: the paper's method stays (bsgs-diagonal), HyDia's and textbook BSGS's queries go
+    "tests/test_facesearch.py::test_membership_and_identification_end_to_end[hydia-rns]",
+    "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-textbook-rns]",
+    # the 9000 x 5000 matrix; the five smaller shapes stay
+    "tests/test_spmv_fidelity.py::test_diagonal_method_is_exact_and_counted[False-shape5-0.0005]",
+    "tests/test_spmv_fidelity.py::test_diagonal_method_is_exact_and_counted[True-shape5-0.0005]",
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.startswith(LONG):
+            item.add_marker(pytest.mark.long)
 
 
 @functools.lru_cache(maxsize=None)

@@ -241,3 +241,25 @@ def test_the_facesearch_section_alternates_children_and_checks_the_count(monkeyp
     assert (runs.child_rss_gb == 5.0).all()
     assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {"bsgs-diagonal": False, "hydia": True}
     assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0, 1.0]
+
+
+def test_render_only_redraws_each_figure_from_its_summary_one_panel_per_quantity(tmp_path):
+    import shutil
+
+    import matplotlib
+    import pandas as pd
+
+    from hepkg import paths
+    from hepkg.bench import versus
+
+    matplotlib.use("Agg")
+    (tmp_path / "bench").mkdir()
+    shutil.copy(paths.ROOT / "artifacts" / "bench" / "versus_facesearch_summary.csv", tmp_path / "bench")
+    versus.main(["--render-only", "--artifacts", str(tmp_path)])
+    assert sorted(p.name for p in (tmp_path / "bench").iterdir()) == ["versus_facesearch.png",
+                                                                     "versus_facesearch_summary.csv"]
+    summary = pd.read_csv(tmp_path / "bench" / "versus_facesearch_summary.csv")
+    fig = versus.plot(summary, "t")
+    axes = [ax for ax in fig.axes if ax.get_title()]
+    assert len(axes) == summary.quantity.nunique() == 2 and fig.legends  # seconds and GB never share an axis
+    assert fig.get_size_inches()[1] <= 11

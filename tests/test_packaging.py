@@ -44,3 +44,71 @@ def test_pyfhel_keeps_each_copy_of_seal_private():
     for lib in libs:
         handle = ctypes.CDLL(str(lib))
         assert not hasattr(handle, "_ZN4seal4util16global_variables18global_memory_poolE"), f"{lib.name} exports SEAL"
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """hepkg module -> the hepkg modules it imports anywhere in its body (a package's ``__init__``
+    re-exports are followed to the submodule named, not counted as an edge to the package)."""
+    import ast
+
+    pkg = ROOT / "hepkg"
+    names = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in pkg.rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        here = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(here.split(".")[:len(here.split(".")) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
+            else:
+                continue
+            found |= {t for t in targets if t in names and path.name != "__init__.py"
+                      and names[t].name != "__init__.py"}
+        graph[name] = found - {name}
+    return graph
+
+
+def test_no_import_circles_and_rns_stays_below_he():
+    graph = _module_imports()
+    circles, state = [], {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                circles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not circles, circles
+    assert not [(m, t) for m, ts in graph.items() if m.startswith("hepkg.rns") for t in ts if t.startswith("hepkg.he")]
+    assert "hepkg.security" in graph["hepkg.rns.params"] and "hepkg.security" in graph["hepkg.he.params"]
+
+
+def test_notebooks_open_in_jupyterlab_unmodified():
+    """JupyterLab rewrites a notebook's kernelspec and language_info to what the kernel reports (and marks it
+    modified) when they differ: the committed notebooks carry exactly that, and no outputs."""
+    import json
+
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        data = json.loads(nb.read_text())
+        meta = data["metadata"]
+        assert meta["kernelspec"] == {"display_name": spec.display_name, "language": spec.language,
+                                      "name": "python3"}, nb.name
+        info = meta["language_info"]
+        assert info["name"] == "python" and info["pygments_lexer"] == "ipython3", nb.name
+        assert info["version"].rsplit(".", 1)[0] == ".".join(map(str, sys.version_info[:2])), nb.name
+        assert not [c for c in data["cells"] if c.get("outputs") or c.get("execution_count")], nb.name

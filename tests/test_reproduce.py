@@ -4,7 +4,8 @@ import pathlib
 
 import nbformat
 
-from hepkg.reproduce import main, merged_summary, run_notebook, section_of, summary_markdown
+from hepkg import summary
+from hepkg.reproduce import main, plan_message, run_notebook, section_of
 
 
 def write_notebook(path: pathlib.Path, source: str) -> pathlib.Path:
@@ -30,7 +31,9 @@ def test_failing_notebook_is_reported_and_kept(tmp_path):
     assert "boom at quick" in rows[0]["error"]
     assert (tmp_path / "art" / "broken" / "98_broken.ipynb").exists()  # the executed copy shows the error
     assert not list((tmp_path / "art").rglob(".*tmp-*"))
-    assert "| 98_broken.ipynb | quick | failed |" in summary_markdown(rows, "quick")
+    derived = {r["section"]: r for r in summary.rows(tmp_path / "art")}  # the summary reads the executed copies
+    assert derived["broken"]["status"] == "failed" and "boom at quick" in derived["broken"]["error"]
+    assert derived["fine"]["status"] == "ok"
 
 
 def test_unknown_section_is_refused(tmp_path):
@@ -43,31 +46,53 @@ def test_unknown_section_is_refused(tmp_path):
     assert not (tmp_path / "summary.json").exists() or json.loads((tmp_path / "summary.json").read_text())
 
 
-def test_summary_keeps_notebooks_not_rerun(tmp_path):
-    row = dict(notebook="10_spmv.ipynb", status="ok", seconds=1.0, claims_hold=1, claims_fail=0,
-               claims_not_measured=0, error="")
-    path = tmp_path / "summary.json"
-    path.write_text(json.dumps(dict(notebooks=[dict(row, scale="default")])))
-    merged = merged_summary(path, [dict(row, notebook="20_gemm.ipynb")], "quick")
-    assert [(r["notebook"], r["scale"]) for r in merged] == [("10_spmv.ipynb", "default"), ("20_gemm.ipynb", "quick")]
+def test_a_run_says_how_long_it_takes_before_it_starts():
+    text = plan_message(["gemm", "facesearch"], "default", {"gemm": 3700, "facesearch": 2700})
+    assert "about 1.8 h" in text and "16.5 GB (facesearch)" in text and "SCALE=quick" in text
+    assert plan_message(["quickstart"], "quick", {"quickstart": 5}).startswith("SCALE=quick: 1 notebook(s), about 1 min")
 
 
-def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count():
+def test_estimates_take_the_longer_of_the_table_and_the_last_run(tmp_path):
+    from hepkg.reproduce import ESTIMATE_S, estimate
+    (tmp_path / "omr").mkdir()
+    (tmp_path / "omr" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                                finished="2026-01-01T00:06:00+00:00")))
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                                 finished="2026-01-01T05:00:00+00:00")))
+    got = estimate(["omr", "gemm", "facesearch_gpu"], "default", tmp_path)
+    assert got == {"omr": ESTIMATE_S["default"]["omr"], "gemm": 18000.0, "facesearch_gpu": None}
+
+
+def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count(tmp_path):
     from hepkg.bench.sysinfo import git_state
-    from hepkg.reproduce import dirty_warning
     state = git_state()
     assert not any(path.startswith("artifacts/") for path in state["changed"])
-    assert dirty_warning(dict(revision="abc", dirty=False, changed=[])) == ""
-    warning = dirty_warning(dict(revision="abc", dirty=True, changed=["hepkg/grid.py"]))
-    assert "WARNING" in warning and "hepkg/grid.py" in warning
+    for section, dirty in (("clean", False), ("edited", True)):
+        (tmp_path / section).mkdir()
+        (tmp_path / section / "run.json").write_text(json.dumps(dict(system=dict(git=dict(revision="abcdef0123", dirty=dirty)))))
+    text = summary.summary_markdown(summary.rows(tmp_path))
+    assert "WARNING: edited ran uncommitted code" in text and "abcdef0, DIRTY" in text and "abcdef0, clean" in text
 
 
 def test_grid_store_lives_outside_git_keyed_by_machine_and_revision(tmp_path, monkeypatch):
     from hepkg import paths
+    from hepkg.grid import grid_store
     monkeypatch.delenv("HEPKG_ARTIFACTS")
     from hepkg.bench.sysinfo import git_state, machine_key
-    assert paths.grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
-    default = paths.grid_store("spmv")
-    assert default == paths.grid_store("spmv", paths.ROOT / "artifacts")
+    assert grid_store("spmv", tmp_path) == tmp_path / "spmv" / "grid"
+    default = grid_store("spmv")
+    assert default == grid_store("spmv", paths.ROOT / "artifacts")
     assert paths.ROOT not in default.parents and default.parent.name.startswith(machine_key())
     assert git_state()["revision"][:12] in default.parent.name
+
+
+def test_papermill_sees_every_parameter_the_runner_passes():
+    """A parameter line papermill cannot parse is dropped with a warning ("Passed unknown parameter")."""
+    from papermill.translators import PythonTranslator
+
+    from hepkg.reproduce import notebooks
+    for nb in notebooks():
+        cell = next(c for c in json.loads(nb.read_text())["cells"] if "parameters" in c["metadata"].get("tags", []))
+        names = {p.name for p in PythonTranslator.inspect({"source": "".join(cell["source"])})}
+        assert {"SCALE", "SEED", "ARTIFACT_DIR", "EXECUTOR", "WORKERS", "SCHEDULER", "RENDER_ONLY"} <= names, nb.name

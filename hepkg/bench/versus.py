@@ -21,7 +21,7 @@ import pathlib
 import sys
 import types
 
-from .repeat import compare
+from .repeat import INCONCLUSIVE, compare
 
 __all__ = ["find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
 
@@ -123,23 +123,41 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors",
 
 
 def plot(summary, title: str):
-    """Ratios (reference / side: speedups, or memory ratios) per case and quantity, with the per-round
-    quartiles."""
+    """Ratios (reference / side: speedups, or memory ratios) per case, one panel per quantity and one
+    colour per side, with the per-round quartiles; a hatched bar is inside the noise (inconclusive)."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    import numpy as np
+    from matplotlib.patches import Patch
 
-    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.3 * len(summary)))
-    if "ratio" in summary and summary.ratio.notna().any():
-        s = summary.dropna(subset=["ratio"]).reset_index(drop=True)
-        labels = s.case + " " + s.quantity.str.removesuffix("_s") + " (" + s.side + ")"
-        colors = sns.color_palette("deep", 2)
-        ax.barh(labels, s.ratio, color=[colors[0] if v == "less" else colors[1] for v in s.verdict])
-        # the ratio of the medians may lie outside the quartiles of the per-round ratios
-        xerr = [(s.ratio - s.ratio_q1).clip(lower=0), (s.ratio_q3 - s.ratio).clip(lower=0)]
-        ax.errorbar(s.ratio, labels, xerr=xerr, fmt="none", ecolor="k", capsize=3)
+    s = summary.dropna(subset=["ratio"]).reset_index(drop=True) if "ratio" in summary else summary.iloc[:0]
+    quantities = list(dict.fromkeys(s.quantity)) or [None]
+    cases, sides = list(dict.fromkeys(s.case)), list(dict.fromkeys(s.side))
+    colours = dict(zip(sides, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    fig, axes = plt.subplots(1, len(quantities), figsize=(4.5 * len(quantities) + 2.5, max(2.8, 1.4 + 0.32 * len(cases))),
+                             sharey=True, squeeze=False)
+    height = 0.8 / max(1, len(sides))
+    for ax, quantity in zip(axes[0], quantities):
+        q = s[s.quantity == quantity]
+        for i, side in enumerate(sides):
+            r = q[q.side == side].set_index("case").reindex(cases)
+            y = np.arange(len(cases)) + (i - (len(sides) - 1) / 2) * height
+            ratio, q1, q3 = (r[c].to_numpy(dtype=float) for c in ("ratio", "ratio_q1", "ratio_q3"))
+            ax.barh(y, ratio, height, color=colours[side],
+                    hatch=["//" if v == INCONCLUSIVE else None for v in r.verdict], edgecolor="white")
+            # the ratio of the medians may lie outside the quartiles of the per-round ratios
+            ax.errorbar(ratio, y, xerr=np.vstack([np.clip(ratio - q1, 0, None), np.clip(q3 - ratio, 0, None)]),
+                        fmt="none", ecolor="k", capsize=2, lw=0.8)
         ax.axvline(1, color="0.3", lw=1)
-        ax.set(xlabel=f"{s.reference.iloc[0]} / side (median; per-round quartiles): > 1 is faster or smaller")
-    ax.set(title=title)
+        ax.set_yticks(range(len(cases)), cases)
+        ax.invert_yaxis()
+        ref = s.reference.iloc[0] if len(s) else "reference"
+        ax.set(title=str(quantity).removesuffix("_s") + (" (time)" if str(quantity).endswith("_s") else ""),
+               xlabel=f"{ref} / side (median): > 1: the side is faster or smaller")
+        ax.grid(axis="x", alpha=0.3)
+    handles = [Patch(color=colours[x], label=x) for x in sides] + [
+        Patch(facecolor="white", edgecolor="0.3", hatch="//", label="inside the noise")]
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8)
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -159,12 +177,19 @@ def main(argv=None) -> None:
     from . import report
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sections", nargs="*", default=list(SECTIONS), choices=list(SECTIONS))
+    parser.add_argument("sections", nargs="*", help=f"some of {', '.join(SECTIONS)} (default: all)")
     parser.add_argument("--reps", type=int, help="repetitions per side (default: the section's REPS, else 7)")
     parser.add_argument("--scale", default="default", choices=("quick", "default"))
     parser.add_argument("--authors", help="checkout of the section's authors' code (one section)")
     parser.add_argument("--artifacts", help="artifact root (default: artifacts/)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="redraw each figure from its committed summary table, measuring nothing")
     args = parser.parse_args(argv)
+    args.sections = args.sections or list(SECTIONS)
+    if set(args.sections) - set(SECTIONS):
+        parser.error(f"unknown section(s) {sorted(set(args.sections) - set(SECTIONS))}; known: {', '.join(SECTIONS)}")
+    if args.render_only:
+        return render(args.sections, args.artifacts)
     if args.authors and len(args.sections) != 1:
         parser.error("--authors names the checkout of one section")
     for section in args.sections:
@@ -180,9 +205,28 @@ def main(argv=None) -> None:
         summary = summarize(runs, mod.QUANTITIES, reference, getattr(mod, "BASE", None))
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
         report.save_table(summary, "bench", f"versus_{section}_summary", base=args.artifacts)
-        report.save_figure(plot(summary, f"{section}: hepkg vs {mod.REPO or reference}"), "bench", f"versus_{section}",
-                           base=args.artifacts)
+        report.save_figure(plot(summary, _title(section, mod)), "bench", f"versus_{section}", base=args.artifacts)
         print(summary.to_string(index=False))
+
+
+def _title(section: str, mod) -> str:
+    return f"{section}: hepkg vs {mod.REPO or getattr(mod, 'REFERENCE', 'authors')}"
+
+
+def render(sections, artifacts=None) -> None:
+    """``versus_<section>.png`` from the committed ``versus_<section>_summary.csv`` of each section that has one."""
+    import pandas as pd
+
+    from hepkg import paths
+
+    from . import report
+
+    for section in sections:
+        table = paths.artifacts("bench", artifacts) / f"versus_{section}_summary.csv"
+        if table.is_file():
+            mod = importlib.import_module(SECTIONS[section])
+            report.save_figure(plot(pd.read_csv(table), _title(section, mod)), "bench", f"versus_{section}",
+                               base=artifacts)
 
 
 if __name__ == "__main__":

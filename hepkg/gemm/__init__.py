@@ -36,10 +36,11 @@ from .counts import METHODS, expected_counts, fits, formula_counts
 from .e2dm import e2dm_r_plan, e2dm_r_shape, e2dm_s_plan
 from .errors import (GemmError, NotApplicable, PlaintextRangeError, ProductOverflow, ProductOverflowWarning,
                      ShapeMismatch, ShapeTooLarge)
-from .experiments import GROUPS, random_operands, random_shapes, run_config, shape_group
+from .experiments import GROUPS, run_config, shape_group
 from .hegmm import hegmm_en_plan, hegmm_plan
 from .huang import huang_plan
 from .layout import Layout, SlotMap
+from .operands import random_operands, random_shapes
 from .plan import Plan
 from .plan import BASELINES
 from .protocol import (AUTHORS_METHODS, Client, Cloud, GemmResult, centered, check_operands, check_overflow,

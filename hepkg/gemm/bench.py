@@ -34,7 +34,7 @@ from hepkg.bench import compare, timed
 from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from .errors import NotApplicable, ShapeTooLarge
-from .experiments import random_operands
+from .operands import random_operands
 from .protocol import Client, Cloud, centered, make_plan, matmul
 
 METHODS = ("hegmm-en", "hegmm-ext", "e2dm-s", "e2dm-r", "huang", "uscore")

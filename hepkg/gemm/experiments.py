@@ -1,4 +1,4 @@
-"""Experiment helpers for the gemm notebook: shapes, operands, and one configuration -> one row.
+"""Experiment helpers for the gemm notebook: shape groups and one configuration -> one row.
 
 :func:`run_config` is top-level and takes a plain dict, so ``hepkg.grid.run_grid`` can run
 it in worker processes; on ``sim`` it gives each product's exact op counts. The table helpers
@@ -18,16 +18,11 @@ import numpy as np
 import hepkg.he as he
 
 from .errors import NotApplicable, ShapeTooLarge
+from .operands import random_operands
 from .protocol import Client, Cloud, centered, gemm_context, matmul
 
 #: The paper's shape groups (Tables 5 and 6).
 GROUPS = ("square", "e2dm-r favourable", "m=min", "l=min", "n=min")
-
-
-def random_shapes(n_pairs: int, low: int = 1, high: int = 64, seed: int = 0) -> list[tuple[int, int, int]]:
-    """``n_pairs`` shapes (m, l, n), each dimension uniform in [low, high] (Sec. 4.3: [1, 64])."""
-    rng = np.random.default_rng(seed)
-    return [tuple(int(x) for x in row) for row in rng.integers(low, high + 1, size=(n_pairs, 3))]
 
 
 def shape_group(m: int, l: int, n: int) -> str:
@@ -39,13 +34,6 @@ def shape_group(m: int, l: int, n: int) -> str:
         return "e2dm-r favourable"
     p = min(m, l, n)
     return "m=min" if p == m else "l=min" if p == l else "n=min"
-
-
-def random_operands(m: int, l: int, n: int, t: int, seed: int = 0, max_abs: int | None = None):
-    """Random integer A (m x l), B (l x n) whose exact product fits t (|entries| <= sqrt(t/2 / l))."""
-    v = max_abs if max_abs is not None else max(1, math.isqrt(t // 2 // l))
-    rng = np.random.default_rng(seed)
-    return rng.integers(-v, v + 1, size=(m, l)), rng.integers(-v, v + 1, size=(l, n))
 
 
 def run_config(config: dict) -> dict:

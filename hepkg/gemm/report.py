@@ -342,3 +342,55 @@ def build(f: dict, costs: dict, ct_bytes: int, ref: dict, backend: str) -> dict:
         if any(s is not None for s in (pair_stats, t7_stats, t8_stats)) else pd.DataFrame(
             columns=["status", "overhead", "correct"])
     return r
+
+
+def _bars(ax, frame: pd.DataFrame, groups: list[str], series: dict[str, str], ylabel: str, title: str):
+    """Grouped bars: one group per entry of ``groups`` (the frame's index), one bar per column of
+    ``series`` (column -> legend label); the paper's column is drawn hatched."""
+    width = 0.8 / len(series)
+    for i, (col, label) in enumerate(series.items()):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ys = [frame[col].get(g, float("nan")) for g in groups]
+        ax.bar(xs, ys, width, label=label, **(dict(color="white", edgecolor="black", hatch="//")
+                                               if col == "paper" else {}))
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set(ylim=(0, 1.05), ylabel=ylabel, title=title)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(series), frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def fig67(faster: pd.DataFrame, preprocess: str, number: int, n_pairs: int):
+    """Fig. 6 / 7: the share of random pairs on which each method beats the better E2DM (modelled), with
+    the authors' baselines and with hepkg's, beside the paper's share (of its 2,000 pairs)."""
+    import matplotlib.pyplot as plt
+
+    t = faster[faster.preprocess == preprocess]
+    wide = t.pivot(index="speedup", columns="baseline", values="modelled")
+    wide["paper"] = t.groupby("speedup").paper.first()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    _bars(ax, wide, list(wide.index), {"authors": "ours, the authors' baselines", "hepkg": "ours, hepkg's baselines",
+                                       "paper": "paper"},
+          "share of pairs faster than the better E2DM",
+          f"Fig. {number}: sigma, tau on the {preprocess} ({n_pairs} random pairs, modelled)")
+    fig.tight_layout()
+    return fig
+
+
+def fig8(tab_mem: pd.DataFrame):
+    """Fig. 8: the share of random pairs on which each method holds less memory than E2DM (keys +
+    ciphertexts, modelled; for Huang et al.: more), per key policy and baseline, beside the paper's."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, baseline in zip(axes, ("authors", "hepkg")):
+        t = tab_mem[tab_mem.baseline == baseline].copy()
+        t["share"] = t.below_e2dm.where(t.method != "huang", t.above_e2dm)
+        t["paper_share"] = t.paper_below_e2dm.where(t.method != "huang", t.paper_above_e2dm)
+        wide = t.pivot(index="method", columns="policy", values="share")
+        wide["paper"] = t.groupby("method").paper_share.first()
+        _bars(ax, wide, list(wide.index), {"exact": "ours, exact keys", "pow2": "ours, pow2 keys", "paper": "paper"},
+              "share of pairs (huang: above E2DM)", {"authors": "the authors' baselines",
+                                                    "hepkg": "hepkg's baselines"}[baseline])
+    fig.suptitle("Fig. 8: memory below E2DM's (modelled keys + ciphertexts)")
+    fig.tight_layout()
+    return fig

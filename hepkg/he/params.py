@@ -1,12 +1,9 @@
 """Named HE parameter sets, as data, with their security level per the HE standard.
 
-The security table is the HomomorphicEncryption.org standard (Albrecht et al., 2018,
-Table 1, ternary secret, classical attacks) extended to N = 2^16, 2^17 as OpenFHE does:
-the largest log2(PQ) (ciphertext modulus including key-switching special primes) that
-keeps each security level. Levels are read off the table; a modulus above the 128-bit
-bound gets an estimate interpolated from the table (lambda linear in N / log PQ), which
-is only indicative: papers that ran the lattice estimator record their own figure in
-``note``.
+The security table is the HomomorphicEncryption.org standard's (:mod:`hepkg.security`). Levels
+are read off the table; a modulus above the 128-bit bound gets an estimate interpolated from
+the table (lambda linear in N / log PQ), which is only indicative: papers that ran the lattice
+estimator record their own figure in ``note``.
 """
 from __future__ import annotations
 
@@ -14,19 +11,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .errors import InsecureParameters, ParameterError
+from hepkg.security import HE_STANDARD
 
-#: max log2(PQ) per ring degree for 128, 192 and 256-bit classical security.
-HE_STANDARD = {
-    1024: {128: 27, 192: 19, 256: 14},
-    2048: {128: 54, 192: 37, 256: 29},
-    4096: {128: 109, 192: 75, 256: 58},
-    8192: {128: 218, 192: 152, 256: 118},
-    16384: {128: 438, 192: 305, 256: 237},
-    32768: {128: 881, 192: 611, 256: 476},
-    65536: {128: 1747, 192: 1224, 256: 953},
-    131072: {128: 3523, 192: 2454, 256: 1900},
-}
+from .errors import InsecureParameters, ParameterError
 
 #: SEAL's default coefficient moduli at 128-bit security (what Pyfhel uses with sec=128).
 SEAL_DEFAULT_QI = {

@@ -165,7 +165,8 @@ def _model(g: pd.DataFrame, scheme: str, N: int) -> dict[str, float]:
             out[phase] = float(g.range_check_he_s.median()) * math.ceil(N / n) / math.ceil(N0 / n)
         else:
             cols = [col for col in g if col.startswith(f"{phase}_cost_")]
-            out[phase] = estimate(c, {col.removeprefix(f"{phase}_cost_"): float(g[col].median()) for col in cols})
+            out[phase] = estimate(c, {col.removeprefix(f"{phase}_cost_"): float(g[col].dropna().median())  # NaN: unmeasured
+                                      for col in cols})
     return out
 
 

@@ -11,7 +11,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from hepkg.he.params import HE_STANDARD
+from hepkg.security import HE_STANDARD
 
 from .arith import MAX_PRIME_BITS, ntt_prime_near, ntt_primes
 

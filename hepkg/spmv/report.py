@@ -254,17 +254,33 @@ def fig10(s, backend: str):
 
 
 def fig5(tab5, names):
-    """Time per method and matrix (measured with its interquartile range; modelled floors as crosses)."""
+    """Time per method and matrix: ours (measured: filled circles, median of interleaved runs; modelled:
+    crosses, op-count floor) and the paper's Table 5 (hollow squares), one colour per method."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    from matplotlib.lines import Line2D
 
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(names)), 4))
     t = tab5.dropna(subset=["ours"]).assign(matrix=lambda d: pd.Categorical(d.matrix, names)).sort_values("matrix")
-    sns.scatterplot(data=t, x="matrix", y="ours", hue="method", style="status", s=60, ax=ax)
-    ax.set(yscale="log", ylabel="time (s, log)", xlabel="",
-           title="Table 5: time per method (measured: median of interleaved runs; modelled: op-count floor)")
-    ax.tick_params(axis="x", rotation=60)
-    ax.legend(fontsize=8, bbox_to_anchor=(1, 1))
+    x = {m: i for i, m in enumerate(names)}
+    methods = list(dict.fromkeys(t.method))
+    colours = dict(zip(methods, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.42 * len(names) + 3), 4.8))
+    for i, method in enumerate(methods):
+        rows = t[t.method == method]
+        shift = (i - (len(methods) - 1) / 2) * 0.12  # side by side, so no marker hides another
+        for status, marker in (("measured", "o"), ("modelled", "X")):
+            sel = rows[rows.status.str.startswith(status)]
+            ax.scatter([x[m] + shift for m in sel.matrix], sel.ours, marker=marker, s=36, color=colours[method])
+        paper = rows.dropna(subset=["paper"])
+        ax.scatter([x[m] + shift for m in paper.matrix], paper.paper, marker="s", s=60, facecolors="none",
+                   edgecolors=colours[method], linewidths=1.3)
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set(yscale="log", ylabel="time (s, log scale)", title="Table 5: time per method, ours and the paper's")
+    handles = [Line2D([], [], ls="", marker="o", color=colours[m], label=m) for m in methods] + [
+        Line2D([], [], ls="", marker="o", color="grey", label="ours, measured"),
+        Line2D([], [], ls="", marker="X", color="grey", label="ours, modelled (op-count floor)"),
+        Line2D([], [], ls="", marker="s", markerfacecolor="none", color="grey", label="paper (Table 5)")]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
 

@@ -1,0 +1,133 @@
+"""The summary, the results pages and the README's results table are derived from the artifacts and agree
+with them; every code example in the README and docs/ runs and prints what it says."""
+import contextlib
+import io
+import json
+import re
+
+import pytest
+
+from hepkg import paths, summary
+from hepkg.reference.claims import load_claims, tally
+
+ART = paths.ROOT / "artifacts"
+README = paths.ROOT / "README.md"
+
+
+def readme_rows() -> dict[str, list[str]]:
+    """The README's results table: section folder -> its cells."""
+    text = README.read_text().split(summary.BEGIN, 1)[1].split(summary.END, 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    return {re.search(r"artifacts/(\w+)/", cells[-1]).group(1): cells for cells in rows[1:]}
+
+
+def test_readme_table_agrees_with_each_claims_json_and_run_json():
+    rows = readme_rows()
+    assert {"quickstart", "he_primitives", "spmv", "gemm", "facesearch", "omr"} <= set(rows)
+    for section, cells in rows.items():
+        counts = tally(json.loads((ART / section / "claims.json").read_text()))
+        assert cells[1] == " / ".join(str(counts[s]) for s in ("holds", "fails", "inconclusive", "not measured")), section
+        git = json.loads((ART / section / "run.json").read_text())["system"]["git"]
+        assert git["revision"][:7] in cells[3] and ("DIRTY" in cells[3]) == bool(git["dirty"]), section
+        assert (ART / section / "README.md").is_file()
+
+
+def test_summary_pages_and_readme_are_what_the_render_step_writes():
+    """Nothing in them is kept by hand: regenerating changes nothing (run `make figures` when this fails)."""
+    rows = summary.rows(ART)
+    assert (ART / "summary.md").read_text() == summary.summary_markdown(rows)
+    assert json.loads((ART / "summary.json").read_text()) == json.loads(json.dumps(dict(sections=rows)))
+    assert README.read_text() == summary.with_readme_table(README.read_text(), summary.readme_table(rows))
+    for row in rows:
+        assert (ART / row["section"] / "README.md").read_text() == summary.section_page(ART / row["section"])
+    for row in json.loads((ART / "summary.json").read_text())["sections"]:
+        counts = tally(load_claims(row["section"], ART))
+        assert [row["claims_hold"], row["claims_fail"], row["claims_inconclusive"], row["claims_not_measured"]] == \
+               [counts["holds"], counts["fails"], counts["inconclusive"], counts["not measured"]]
+        assert row["status"] == "ok", row
+
+
+def test_every_headline_names_ours_beside_the_paper():
+    for row in summary.rows(ART):
+        claims = load_claims(row["section"], ART)
+        lead = next(c for c in claims if c["claim"] == summary.SECTIONS[row["section"]][2])
+        assert row["headline"] == f"{summary.HEADLINES[lead['claim']](lead['evidence'])}: **{lead['status']}**"
+
+
+def test_a_section_page_is_derived_from_its_folder(tmp_path):
+    folder = tmp_path / "spmv"
+    folder.mkdir()
+    (folder / "claims.json").write_text(json.dumps([
+        dict(claim="spmv.headline_speedups", statement="s", source="T5", status="fails",
+             evidence=[dict(matrix="arc130", speedup_dense=23.3, kind_dense="measured", paper=30.1)]),
+        dict(claim="spmv.other", statement="a | b", source="T1", status="holds", evidence="x")]))
+    (folder / "run.json").write_text(json.dumps(dict(scale="quick", started="2026-01-01T00:00:00+00:00",
+                                                     finished="2026-01-01T00:01:30+00:00",
+                                                     system=dict(git=dict(revision="0123456789", dirty=False)))))
+    (folder / "tab5_speedup.md").write_text("| a |\n|---|\n| 1 |\n")
+    (folder / "tab5_speedup.csv").write_text("a\n1\n")
+    (folder / "fig5_time.png").write_bytes(b"")
+    (row,) = summary.rows(tmp_path)
+    assert (row["status"], row["seconds"], row["revision"], row["claims_hold"], row["claims_fail"]) == \
+           ("not run", 90.0, "0123456, clean", 1, 1)
+    assert row["headline"] == ("speedup over the paper's diagonal method arc130 23.3x measured (paper 30.1x): "
+                               "**fails**")
+    page = summary.section_page(folder)
+    assert "| `spmv.other` | **holds** | a \\| b | T1 | x |" in page and "### tab5_speedup ([csv](tab5_speedup.csv))" in page
+    assert "![fig5_time](fig5_time.png)" in page and "1 holds, 1 fails, 0 inconclusive, 0 not measured" in page
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{summary.BEGIN}\nstale row\n{summary.END}\nrest\n")
+    summary.write_all(tmp_path, readme)
+    text = readme.read_text()
+    assert "stale row" not in text and "| 1 / 1 / 0 / 0 |" in text and text.endswith(f"{summary.END}\nrest\n")
+    assert (folder / "README.md").read_text() == page and "| spmv | quick | not run | 0123456, clean | 90.0 |" in \
+        (tmp_path / "summary.md").read_text().replace(".ipynb", "")
+    readme.write_text("no markers\n")
+    with pytest.raises(ValueError, match="exactly one"):
+        summary.write_all(tmp_path, readme)
+
+
+def _python_blocks():
+    for page in [README, *sorted((paths.ROOT / "docs").glob("*.md"))]:
+        for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
+            yield pytest.param(block, id=f"{page.relative_to(paths.ROOT)}:{i}")
+
+
+@pytest.mark.parametrize("code", list(_python_blocks()))
+def test_every_python_example_in_the_docs_runs_and_prints_what_it_says(code):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<example>", "exec"), {})
+    for expected in re.findall(r"^print\(.*?\)\s+# (.+)$", code, re.M):
+        assert expected.strip() in out.getvalue(), (expected, out.getvalue())
+
+
+def test_every_make_target_the_docs_name_exists():
+    targets = set(re.findall(r"^([a-z][\w-]*):", (paths.ROOT / "Makefile").read_text(), re.M))
+    for page in [README, *sorted((paths.ROOT / "docs").glob("*.md"))]:
+        named = set(re.findall(r"`make ([a-z][\w-]*)", page.read_text()))
+        assert named <= targets, (page.name, named - targets)
+
+
+@pytest.mark.parametrize("notebook", sorted(ART.glob("*/[0-9][0-9]_*.ipynb")), ids=lambda p: p.parent.name)
+def test_executed_notebooks_hold_no_stderr_warnings_or_machine_paths(notebook):
+    for cell in json.loads(notebook.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), "".join(out["text"])[:300]
+            assert out["output_type"] != "error", out.get("evalue")
+            text = json.dumps(out)
+            assert "Warning" not in text, text[:300]
+            assert not re.search(r"(?<![\w.])/(work|home|tmp|root|Users)/", text), re.search(r"/\w+/\S{0,80}", text)[0]
+
+
+def test_every_command_line_the_docs_name_starts():
+    import subprocess
+    import sys
+
+    modules = set()
+    for page in [README, *sorted((paths.ROOT / "docs").glob("*.md"))]:
+        modules |= set(re.findall(r"python -m (hepkg[\w.]*)", page.read_text()))
+    assert modules
+    for module in sorted(modules):
+        out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=paths.ROOT)
+        assert out.returncode == 0 and "usage" in out.stdout, (module, out.stderr[-500:])
