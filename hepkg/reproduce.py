@@ -35,9 +35,12 @@ from hepkg.reference.claims import load_claims, tally
 SCALES = ("quick", "default", "full")
 #: seconds per notebook on 2 cores, nothing else running, from an empty grid (the README's table)
 ESTIMATE_S = {
-    "quick": {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 90, "omr": 60},
-    "default": {"quickstart": 10, "he_primitives": 25, "spmv": 1500, "gemm": 3700, "facesearch": 2700,
-                "omr": 3300},
+    "quick": {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 300, "facesearch_gpu": 140,
+              "omr": 60},
+    # facesearch: the four methods interleaved at K 2^10, 2^15, 2^16, kappa 8 and 10, 5 repetitions (estimated
+    # from the per-query times of the e8cacb1 run; not yet run at this scale); facesearch_gpu on numpy
+    "default": {"quickstart": 10, "he_primitives": 25, "spmv": 1500, "gemm": 3700, "facesearch": 25200,
+                "facesearch_gpu": 1800, "omr": 3300},
 }
 #: peak resident memory of a notebook at default scale where it exceeds 4 GB
 PEAK_GB = {"default": {"facesearch": 16.5, "omr": 11.6}}
