@@ -14,7 +14,7 @@ launches, uploads and downloads of a block. Stricter than CuPy where CuPy would 
   gathers and scatters, memsets, ``astype``, FFTs); views (basic slicing, contiguous reshapes) and
   ``empty`` count none.
 
-A kernel runs its numpy twin, registered by kernel name in :data:`hepkg.rns.kernels.TWINS` (ElementwiseKernel:
+A kernel runs its numpy twin, registered by kernel name in :data:`hepkg.rns.twins.TWINS` (ElementwiseKernel:
 ``twin(*inputs) -> output``; RawKernel: ``twin(grid, block, *args)`` writing into its output arrays).
 """
 from __future__ import annotations
@@ -374,7 +374,7 @@ _C_TYPES = {"unsigned long long": np.uint64, "u64": np.uint64, "long long": np.i
 
 
 def _twin(name):
-    from hepkg.rns.kernels import TWINS
+    from hepkg.rns.twins import TWINS
     if name not in TWINS:
         raise KeyError(f"cupy stand-in: no numpy twin registered for kernel {name!r}")
     return TWINS[name]
