@@ -20,8 +20,6 @@ as C++ against its twin.
 """
 from __future__ import annotations
 
-
-
 PRELUDE = r"""
 typedef unsigned long long u64;
 __device__ __forceinline__ u64 umin(u64 a, u64 b) { return a < b ? a : b; }
