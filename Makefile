@@ -9,6 +9,8 @@ ONLY ?=
 EXECUTOR ?= inline
 COMPUTE ?= cpu
 PYTEST_ARGS ?=
+KEEP ?= 0
+CUDA_BASE := nvidia/cuda:12.4.1-runtime-ubuntu22.04
 comma := ,
 
 help: ## list the targets
@@ -48,8 +50,11 @@ bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside
 lab: $(STAMP) ## start JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
-docker: ## build the Docker image (COMPUTE=cpu|gpu); run it with: docker run -p 8888:8888 hepkg:cpu
-	docker build --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
+docker: ## build the image hepkg:cpu (COMPUTE=gpu: hepkg:gpu on a CUDA base); run it: docker run --rm --init -p 8888:8888 hepkg:cpu
+	docker build $(if $(filter gpu,$(COMPUTE)),--build-arg BASE=$(CUDA_BASE)) --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
+
+docker-test: ## as root: build the image on a debootstrap stand-in base with podman, run make test, a quick reproduce and JupyterLab in it (KEEP=1 keeps it)
+	KEEP=$(KEEP) COMPUTE=$(COMPUTE) PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/docker-test.sh
 
 clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 	rm -rf .pytest_cache .hypothesis build *.egg-info
@@ -58,4 +63,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker clean distclean
+.PHONY: help setup test test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker docker-test clean distclean
