@@ -85,6 +85,7 @@ fi
 # 2. the image, from the committed tree
 rm -rf "$WORKDIR/src"
 git clone -q --no-hardlinks "$REPO" "$WORKDIR/src"
+git -C "$WORKDIR/src" checkout -q --detach "$(git rev-parse HEAD)"
 say "building $IMAGE from $(git -C "$WORKDIR/src" rev-parse --short HEAD) with $ENGINE (COMPUTE=$COMPUTE)"
 t=$SECONDS
 if [ $ENGINE = podman ]; then
