@@ -62,6 +62,7 @@ cleanup() {
     else
       docker image rm -f "$IMAGE" "$BASE" >/dev/null 2>&1 || true
     fi
+    findmnt -rn -o TARGET | grep "^$WORKDIR/" | sort -r | xargs -r umount  # the storage's own mount
     findmnt -rn -o TARGET | grep -q "^$WORKDIR/" && die "mounts left under $WORKDIR; not removing it"
     rm -rf --one-file-system "$WORKDIR"
     say "removed $WORKDIR"

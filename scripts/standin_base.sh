@@ -44,8 +44,9 @@ tar -C "$PREFIX" -c --exclude='lib/python3.10/site-packages/*' --exclude='lib/py
     --exclude='__pycache__' --exclude='*.a' \
     bin/python3.10 bin/python3.10-config lib/libpython3.10.so.1.0 lib/libpython3.so lib/python3.10 \
     include/python3.10 lib/pkgconfig | tar -C "$ROOTFS/usr/local" -x
-tar -C "$PREFIX/lib/python3.10/site-packages" -c pip pip-*.dist-info setuptools setuptools-*.dist-info \
-    pkg_resources _distutils_hack distutils-precedence.pth | tar -C "$ROOTFS/usr/local/lib/python3.10/site-packages" -x
+(cd "$PREFIX/lib/python3.10/site-packages" && tar -c --exclude='__pycache__' pip pip-*.dist-info setuptools \
+    setuptools-*.dist-info pkg_resources _distutils_hack distutils-precedence.pth) |
+  tar -C "$ROOTFS/usr/local/lib/python3.10/site-packages" -x
 # the configuration records where CPython was built: point it at /usr/local, as in the official image
 grep -rlI "$PREFIX" "$ROOTFS"/usr/local/bin/python3.10-config "$ROOTFS"/usr/local/lib/pkgconfig \
     "$ROOTFS"/usr/local/lib/python3.10/_sysconfigdata_* "$ROOTFS"/usr/local/lib/python3.10/config-3.10-* |
