@@ -28,7 +28,7 @@ RUN apt-get update \
 USER hepkg
 WORKDIR /home/hepkg/hepkg
 COPY --chown=hepkg:hepkg pyproject.toml README.md Makefile ./
-COPY --chown=hepkg:hepkg scripts/ scripts/
+COPY --chown=hepkg:hepkg scripts/setup.sh scripts/build_pyfhel.py scripts/
 COPY --chown=hepkg:hepkg hepkg/ hepkg/
 ARG COMPUTE=cpu
 # The cache keeps pip's downloads and setup's Pyfhel wheel across rebuilds, outside the image.
