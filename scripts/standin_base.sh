@@ -27,11 +27,16 @@ VERSION=$("$PY" -c 'import platform; print(platform.python_version())')
 [ -x "$PREFIX/bin/python3.10" ] && [ -d "$PREFIX/lib/python3.10" ] && [ -f "$PREFIX/include/python3.10/Python.h" ] ||
   die "$PREFIX is not a complete CPython 3.10 installation (bin, lib, include)"
 
-[ -e "$ROOTFS" ] && die "$ROOTFS exists; remove it first"
-say "debootstrap --variant=minbase bookworm from $MIRROR"
-debootstrap --variant=minbase --include=$PACKAGES bookworm "$ROOTFS" "$MIRROR" > "$ROOTFS.log" 2>&1 ||
-  { tail -20 "$ROOTFS.log" >&2; die "debootstrap failed (log above)"; }
-rm -f "$ROOTFS.log"
+export TMPDIR=/tmp  # the caller's TMPDIR does not exist inside the chroot
+if [ -f "$ROOTFS/var/lib/dpkg/status" ] && [ ! -e "$ROOTFS/debootstrap" ]; then
+  say "reusing the finished debootstrap in $ROOTFS"
+else
+  [ -e "$ROOTFS" ] && die "$ROOTFS holds an unfinished debootstrap; remove it first"
+  say "debootstrap --variant=minbase bookworm from $MIRROR"
+  debootstrap --variant=minbase --include=$PACKAGES bookworm "$ROOTFS" "$MIRROR" > "$ROOTFS.log" 2>&1 ||
+    { tail -20 "$ROOTFS.log" >&2; die "debootstrap failed (log above)"; }
+  rm -f "$ROOTFS.log"
+fi
 cat > "$ROOTFS/etc/apt/sources.list" <<EOF
 deb $MIRROR bookworm main
 deb $MIRROR bookworm-updates main
