@@ -57,8 +57,8 @@ cleanup() {
     [ $ENGINE = podman ] && say "use it with: podman --root $WORKDIR/storage --runroot $WORKDIR/run images"
   else
     [ -n "$CONTAINER" ] && buildah rm "$CONTAINER" >/dev/null 2>&1
-    if [ $ENGINE = podman ]; then
-      podman system reset --force >/dev/null 2>&1 || true
+    if [ $ENGINE = podman ]; then  # only this run's storage (podman system reset would also drop networks)
+      podman rmi --all --force >/dev/null 2>&1 || true
     else
       docker image rm -f "$IMAGE" "$BASE" >/dev/null 2>&1 || true
     fi
