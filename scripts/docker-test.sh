@@ -6,14 +6,16 @@
 #     image has it (scripts/standin_base.sh);
 #  2. the image, built from a clone of the committed tree (HEAD) with podman (--isolation chroot),
 #     or docker where a daemon answers;
-#  3. inside it, as its own user: make test, make reproduce ONLY=quickstart SCALE=quick;
+#  3. inside it, as its own user: make test, make reproduce ONLY=quickstart SCALE=quick, with the
+#     checkout's shared/data (the datasets, where this machine has them) mounted read-only where
+#     hepkg looks for it, since the tests would otherwise download them;
 #  4. its CMD, JupyterLab, started on a free port: curl must be refused without the token and
 #     answered with it, and the server must list the notebooks and artifacts.
 # Everything lives in WORKDIR (podman's storage, build cache, clone) and is removed at the end
 # unless KEEP=1; a kept WORKDIR's stand-in base is reused by the next run.
 # Needs root and: apt-get install podman buildah debootstrap curl. Not part of .ci/run.
 # Environment: KEEP=1, PYTHON=/path/to/python3.10, PYTEST_ARGS (passed to make test inside),
-#              WORKDIR (default /var/tmp/hepkg-docker-test), COMPUTE=cpu|gpu.
+#              WORKDIR (default /var/tmp/hepkg-docker-test), COMPUTE=cpu|gpu, REV (default HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -27,6 +29,7 @@ START=$SECONDS
 
 say() { printf 'docker-test [%s]: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 die() { echo "docker-test: error: $*" >&2; exit 1; }
+REV=$(git rev-parse --verify "${REV:-HEAD}^{commit}") || die "REV=${REV:-} is not a commit"
 elapsed() { local s=$((SECONDS - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap, podman's storage); run: sudo make docker-test"
@@ -86,7 +89,7 @@ fi
 # 2. the image, from the committed tree
 rm -rf "$WORKDIR/src"
 git clone -q --no-hardlinks "$REPO" "$WORKDIR/src"
-git -C "$WORKDIR/src" checkout -q --detach "$(git rev-parse HEAD)"
+git -C "$WORKDIR/src" checkout -q --detach "$REV"
 say "building $IMAGE from $(git -C "$WORKDIR/src" rev-parse --short HEAD) with $ENGINE (COMPUTE=$COMPUTE)"
 t=$SECONDS
 if [ $ENGINE = podman ]; then
@@ -100,11 +103,15 @@ say "built in $BUILD_TIME; image size $((SIZE / 1000000)) MB"
 [ "$($ENGINE image inspect --format '{{.Config.User}}' $IMAGE)" = hepkg ] || die "the image does not run as user hepkg"
 
 # 3. the tests inside the image
+DATA=()  # as hepkg.paths.shared_data() finds it beside the checkout
+for d in "$REPO/../shared/data" "$REPO/shared/data"; do
+  [ -d "$d" ] && { DATA=(--volume "$(readlink -f "$d"):/home/hepkg/hepkg/shared/data:ro"); say "datasets from $d"; break; }
+done
 if [ $ENGINE = podman ]; then
   CONTAINER=$(buildah from --pull-never $IMAGE)
-  inside() { buildah run --isolation chroot "$@" "$CONTAINER" -- "${CMD[@]}"; }
+  inside() { buildah run --isolation chroot "${DATA[@]}" "$@" "$CONTAINER" -- "${CMD[@]}"; }
 else
-  inside() { docker run --rm "$@" $IMAGE "${CMD[@]}"; }
+  inside() { docker run --rm "${DATA[@]}" "$@" $IMAGE "${CMD[@]}"; }
 fi
 CMD=(bash -c 'echo "user $(id -un), $(python --version), in $PWD"; test "$(id -u)" != 0')
 inside
