@@ -54,6 +54,7 @@ JUPYTER_PID=
 
 cleanup() {
   local rc=$?
+  set +e  # remove all that can be removed
   [ -n "$JUPYTER_PID" ] && kill "$JUPYTER_PID" 2>/dev/null && wait "$JUPYTER_PID" 2>/dev/null
   if [ "$KEEP" = 1 ]; then
     say "kept $WORKDIR (image $IMAGE${CONTAINER:+, container $CONTAINER})"
