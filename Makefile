@@ -10,6 +10,8 @@ EXECUTOR ?= inline
 COMPUTE ?= cpu
 PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
+KEEP ?= 0
+CUDA_BASE := nvidia/cuda:12.4.1-runtime-ubuntu22.04
 comma := ,
 
 help: ## list the targets
@@ -55,8 +57,11 @@ bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside
 lab: $(STAMP) ## JupyterLab at the repository's root: notebooks/ and artifacts/ (executed copies, tables, figures)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=.
 
-docker: ## build the Docker image (COMPUTE=cpu|gpu); run it with: docker run -p 8888:8888 hepkg:cpu
-	docker build --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
+docker: ## build the image hepkg:cpu (COMPUTE=gpu: hepkg:gpu on a CUDA base); run it: docker run --rm --init -p 8888:8888 hepkg:cpu
+	docker build $(if $(filter gpu,$(COMPUTE)),--build-arg BASE=$(CUDA_BASE)) --build-arg COMPUTE=$(COMPUTE) -t hepkg:$(COMPUTE) .
+
+docker-test: ## as root: build the image on a debootstrap stand-in base with podman, run make test, a quick reproduce and JupyterLab in it (KEEP=1 keeps it)
+	KEEP=$(KEEP) COMPUTE=$(COMPUTE) PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/docker-test.sh
 
 clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 	rm -rf .pytest_cache .hypothesis build *.egg-info
@@ -65,4 +70,4 @@ clean: ## remove caches (keeps .venv and the cached Pyfhel wheel)
 distclean: clean ## also remove .venv
 	rm -rf $(VENV)
 
-.PHONY: help setup test test-long test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker clean distclean
+.PHONY: help setup test test-long test-slow test-rns reproduce figures bench bench-rns bench-ops lab docker docker-test clean distclean
