@@ -1,5 +1,4 @@
 """Hardening, second round (issue 27): items 6, 8, 10, 11, 12 and 13, each from its reproduction."""
-import contextlib
 import json
 import os
 import pathlib
@@ -16,6 +15,7 @@ import pytest
 
 import hepkg.he as he
 from conftest import BFV_BACKENDS
+from test_grid import running
 from hepkg.bench.child import SCRATCH_PREFIX, in_child
 from hepkg.datasets.faces import synthetic_database
 from hepkg.facesearch.chebyshev import compare_numpy
@@ -33,16 +33,6 @@ def dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", ""])
     proc.wait()
     return proc.pid
-
-
-def running(procs: list[psutil.Process]) -> list[psutil.Process]:
-    """Those of ``procs`` still running (an unreaped zombie is not)."""
-    out = []
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-                out.append(proc)
-    return out
 
 
 # ------------------------------------------------------------------ 6. measurement children die with their parent
