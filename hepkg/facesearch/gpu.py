@@ -294,8 +294,10 @@ class DeviceServer:
 
     # ------------------------------------------------------------------ online phase
     def _table(self, query: bytes) -> list:
-        """Step 1: the rotated queries on the device (uploads counted)."""
+        """Step 1: the rotated queries on the device (uploads counted); ``query``: a :meth:`Client.query
+        <hepkg.facesearch.protocol.Client.query>` message (its dimension checked against the database's)."""
         ctx = self.ctx
+        query = self.db.query(ctx, query)
         if self.variant == "hydia-dg":
             with self.timer.phase("upload"):
                 q = ctx.deserialize(query)
