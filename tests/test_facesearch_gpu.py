@@ -71,7 +71,8 @@ def rows():
 def test_pipelines_agree_with_numpy(rows):
     assert list(rows.variant) == list(gpu.VARIANTS) and (rows.groups == 2).all()
     assert rows.correct.all() and rows.planted_found.all()
-    assert (rows.count_error < 1e-4).all() and (rows.ids_error < 1e-4).all() and (rows.slot_error < 1e-4).all()
+    # the count is the weighted sum scaled back by the 2048 slots (protocol.sum_weight): 2048 times a slot's error
+    assert (rows.count_error < 2048 * 1e-6).all() and (rows.ids_error < 1e-4).all() and (rows.slot_error < 1e-4).all()
     assert rows.slot_sound.all() and (rows.member_rule == "slot rule").all()       # two groups: sound at degree 13
     assert rows.member.all() and rows.slot_member.all() and rows.truth_member.all()
 
@@ -171,7 +172,10 @@ def test_refusals(tiny, monkeypatch):
         gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbe")
     with pytest.raises(he.MissingRotationKey, match="HyDia-GPU-DG needs keys"):
         gpu.DeviceServer(ctx.to_bytes(), none, "hydia-dg")
-    monkeypatch.setattr(rdev, "free_bytes", lambda xp: 10 ** 6)
+    monkeypatch.setattr(rdev, "free_bytes", lambda xp: 10 ** 6)  # the engine's own tables no longer fit
+    with pytest.raises(DeviceMemoryError, match="the NTT tables needs"):
+        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs")
+    monkeypatch.setattr(rdev, "free_bytes", lambda xp: 3 * 10 ** 7)  # the context fits, the pipeline does not
     with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2100"):
         gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
                                                                                      10 ** 9))

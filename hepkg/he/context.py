@@ -172,11 +172,12 @@ class Context(ABC):
             declared_security=self.params.security, **self.built.as_dict())
 
     def _from_payload(self, payload: bytes) -> None:
-        """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData."""
+        """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData (not a
+        refusal for want of memory, which is no fault of the bytes)."""
         try:
             self._load_public(payload)
             self._modulus()
-        except HEError:
+        except (HEError, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - the library's own error, on bytes from elsewhere
             raise CorruptedData(f"{self.backend} could not load the public context: "
