@@ -172,14 +172,17 @@ class Context(ABC):
             declared_security=self.params.security, **self.built.as_dict())
 
     def _from_payload(self, payload: bytes) -> None:
-        """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData (not a
-        refusal for want of memory, which is no fault of the bytes)."""
+        """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData (a library's
+        bad_alloc on them included), but not hepkg's own refusal for want of memory (a MemoryError subclass such
+        as :class:`hepkg.rns.DeviceMemoryError`), which is no fault of the bytes."""
         try:
             self._load_public(payload)
             self._modulus()
-        except (HEError, MemoryError):
+        except HEError:
             raise
         except Exception as exc:  # noqa: BLE001 - the library's own error, on bytes from elsewhere
+            if isinstance(exc, MemoryError) and type(exc) is not MemoryError:
+                raise
             raise CorruptedData(f"{self.backend} could not load the public context: "
                                 f"{type(exc).__name__}: {exc}") from exc
 
