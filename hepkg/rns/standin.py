@@ -386,8 +386,9 @@ class ElementwiseKernel:
     def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel", **kwargs):
         self.inputs = [p.split() for p in in_params.split(",")]
         self.outputs = [p.split() for p in out_params.split(",")]
-        if len(self.outputs) != 1:
-            raise NotImplementedError("one output")
+        if len(self.outputs) != 1:  # every kernel of hepkg.rns.kernels has one output
+            raise ValueError(f"{name}: the stand-in's element-wise kernels take exactly one output parameter, "
+                             f"got {out_params!r}")
         self.name, self.operation = name, operation
 
     def __call__(self, *args):
