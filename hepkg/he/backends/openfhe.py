@@ -345,10 +345,14 @@ class OpenFHEContext(Context):
     # ------------------------------------------------------------------ encoding
     def _encode(self, values: np.ndarray, level: int):
         if self.scheme == "ckks":
-            # OpenFHE refuses magnitudes far below the scale ("Scaling factor too small");
-            # CKKS rounds them to zero anyway, so they are flushed to zero first.
-            values = np.where(np.abs(values) < 2.0 ** -self.params.scale_bits, 0, values)
-            return self._cc.MakeCKKSPackedPlaintext(values, 1, level, None, self.slots)
+            try:
+                return self._cc.MakeCKKSPackedPlaintext(values, 1, level, None, self.slots)
+            except RuntimeError as exc:
+                # OpenFHE refuses a vector whose every scaled coefficient rounds to zero ("Scaling factor
+                # too small", e.g. one 1e-12 at a 2^40 scale); its encoding is the zero plaintext
+                if "Scaling factor too small" not in str(exc):
+                    raise
+                return self._cc.MakeCKKSPackedPlaintext(np.zeros_like(values), 1, level, None, self.slots)
         # BGV plaintexts stay at level 0: OpenFHE adapts them to the ciphertext's level
         # (its BGV level also counts the ModReduce after each product, unknown here).
         return self._cc.MakePackedPlaintext(values, 1, level if self.scheme == "bfv" else 0)
