@@ -243,7 +243,7 @@ def test_the_facesearch_section_alternates_children_and_checks_the_count(monkeyp
     assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0, 1.0]
 
 
-def test_render_only_redraws_each_figure_from_its_summary_one_panel_per_quantity(tmp_path):
+def test_render_only_rebuilds_each_summary_and_figure_from_the_runs(tmp_path):
     import shutil
 
     import matplotlib
@@ -254,12 +254,22 @@ def test_render_only_redraws_each_figure_from_its_summary_one_panel_per_quantity
 
     matplotlib.use("Agg")
     (tmp_path / "bench").mkdir()
-    shutil.copy(paths.ROOT / "artifacts" / "bench" / "versus_facesearch_summary.csv", tmp_path / "bench")
+    committed = paths.ROOT / "artifacts" / "bench"
+    shutil.copy(committed / "versus_spmv.csv", tmp_path / "bench")
     versus.main(["--render-only", "--artifacts", str(tmp_path)])
-    assert sorted(p.name for p in (tmp_path / "bench").iterdir()) == ["versus_facesearch.png",
-                                                                     "versus_facesearch_summary.csv"]
-    summary = pd.read_csv(tmp_path / "bench" / "versus_facesearch_summary.csv")
+    assert sorted(p.name for p in (tmp_path / "bench").iterdir()) == [
+        "versus_spmv.csv", "versus_spmv.png", "versus_spmv_summary.csv", "versus_spmv_summary.md"]
+    summary = pd.read_csv(tmp_path / "bench" / "versus_spmv_summary.csv")
+    assert summary.equals(pd.read_csv(committed / "versus_spmv_summary.csv"))  # the committed summary is derived
     fig = versus.plot(summary, "t")
     axes = [ax for ax in fig.axes if ax.get_title()]
-    assert len(axes) == summary.quantity.nunique() == 2 and fig.legends  # seconds and GB never share an axis
+    assert len(axes) == summary.quantity.nunique() == 4 and fig.legends
     assert fig.get_size_inches()[1] <= 11
+
+
+def test_spmv_end_to_end_without_key_transfer_leaves_out_hepkg_key_seconds_only():
+    from hepkg.spmv.authors import derive
+
+    runs = pd.DataFrame([dict(side="authors", e2e_s=1.0), dict(side="hepkg", e2e_s=1.0, key_s_a=0.1,
+                                                                 key_s_cloud=0.2, key_s_b=0.3)])
+    assert derive(runs).e2e_nokeys_s.tolist() == pytest.approx([1.0, 0.4])

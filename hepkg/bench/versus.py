@@ -133,10 +133,14 @@ def plot(summary, title: str):
     quantities = list(dict.fromkeys(s.quantity)) or [None]
     cases, sides = list(dict.fromkeys(s.case)), list(dict.fromkeys(s.side))
     colours = dict(zip(sides, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    fig, axes = plt.subplots(1, len(quantities), figsize=(4.5 * len(quantities) + 2.5, max(2.8, 1.4 + 0.32 * len(cases))),
+    ncols = min(2, len(quantities))  # at most two panels a row: a page's width
+    nrows = -(-len(quantities) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.5 * ncols + 2.5, nrows * max(2.8, 1.4 + 0.32 * len(cases))),
                              sharey=True, squeeze=False)
+    for ax in axes.flat[len(quantities):]:
+        ax.set_visible(False)
     height = 0.8 / max(1, len(sides))
-    for ax, quantity in zip(axes[0], quantities):
+    for ax, quantity in zip(axes.flat, quantities):
         q = s[s.quantity == quantity]
         for i, side in enumerate(sides):
             r = q[q.side == side].set_index("case").reindex(cases)
@@ -183,7 +187,7 @@ def main(argv=None) -> None:
     parser.add_argument("--authors", help="checkout of the section's authors' code (one section)")
     parser.add_argument("--artifacts", help="artifact root (default: artifacts/)")
     parser.add_argument("--render-only", action="store_true",
-                        help="redraw each figure from its committed summary table, measuring nothing")
+                        help="rebuild each summary table and figure from the committed runs, measuring nothing")
     args = parser.parse_args(argv)
     args.sections = args.sections or list(SECTIONS)
     if set(args.sections) - set(SECTIONS):
@@ -201,12 +205,19 @@ def main(argv=None) -> None:
             except MissingCheckout as exc:
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
         runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale)
-        reference = getattr(mod, "REFERENCE", "authors")
-        summary = summarize(runs, mod.QUANTITIES, reference, getattr(mod, "BASE", None))
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
-        report.save_table(summary, "bench", f"versus_{section}_summary", base=args.artifacts)
-        report.save_figure(plot(summary, _title(section, mod)), "bench", f"versus_{section}", base=args.artifacts)
-        print(summary.to_string(index=False))
+        print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
+
+
+def _summarize_and_plot(section: str, mod, runs, artifacts=None):
+    """The section's summary table and figure from its runs (measured now or read back), saved; returned."""
+    from . import report
+
+    runs = mod.derive(runs) if hasattr(mod, "derive") else runs
+    summary = summarize(runs, mod.QUANTITIES, getattr(mod, "REFERENCE", "authors"), getattr(mod, "BASE", None))
+    report.save_table(summary, "bench", f"versus_{section}_summary", base=artifacts)
+    report.save_figure(plot(summary, _title(section, mod)), "bench", f"versus_{section}", base=artifacts)
+    return summary
 
 
 def _title(section: str, mod) -> str:
@@ -214,19 +225,16 @@ def _title(section: str, mod) -> str:
 
 
 def render(sections, artifacts=None) -> None:
-    """``versus_<section>.png`` from the committed ``versus_<section>_summary.csv`` of each section that has one."""
+    """``versus_<section>_summary`` and ``versus_<section>.png`` rebuilt from the committed runs
+    ``versus_<section>.csv`` of each section that has them, measuring nothing."""
     import pandas as pd
 
     from hepkg import paths
 
-    from . import report
-
     for section in sections:
-        table = paths.artifacts("bench", artifacts) / f"versus_{section}_summary.csv"
+        table = paths.artifacts("bench", artifacts) / f"versus_{section}.csv"
         if table.is_file():
-            mod = importlib.import_module(SECTIONS[section])
-            report.save_figure(plot(pd.read_csv(table), _title(section, mod)), "bench", f"versus_{section}",
-                               base=artifacts)
+            _summarize_and_plot(section, importlib.import_module(SECTIONS[section]), pd.read_csv(table), artifacts)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ left shift: the CSSC conversion), which their own timer leaves out; ``cloud_s``,
 :func:`hepkg.spmv.run_cssc` (in each of :data:`VARIANTS`: the authors' settings, each of hepkg's levers
 alone, and hepkg's defaults) alternating on one matrix, every result checked against numpy mod t.
 Both sides' end to end leaves their preprocessing out (``e2e_s``, as their timer) or keeps it in
-(``e2e_pre_s``). hepkg multiplies every chunk's sums by the 0/1 mask of its rows (one ct x pt product
-each); their ``totalSum`` skips it on the first chunk, so the slots past its rows, which the key holder
-decrypts, carry that chunk's partial sums. hepkg keeps the mask and pays for it.
+(``e2e_pre_s``); ``e2e_nokeys_s`` also leaves out hepkg's key transfer, a phase theirs does not have.
+hepkg multiplies every chunk's sums by the 0/1 mask of its rows (one ct x pt product each); their
+``totalSum`` skips it on the first chunk, so the slots past its rows, which the key holder decrypts,
+carry that chunk's partial sums. hepkg keeps the mask and pays for it.
 """
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ import numpy as np
 from hepkg.bench.foreign import timed_pyfhel
 from hepkg.bench.versus import alternate, import_script
 
-__all__ = ["REPO", "ENV", "VARIANTS", "load", "authors_context", "run_authors", "versus_cases", "versus_run"]
+__all__ = ["REPO", "ENV", "VARIANTS", "load", "authors_context", "run_authors", "versus_cases", "versus_run",
+           "derive"]
 
 REPO, ENV, FILES = "EchizenG/CSSC", "HEPKG_AUTHORS_CSSC", ("main.py", "utils.py")
-QUANTITIES = ("e2e_s", "e2e_pre_s", "cloud_s")
+QUANTITIES = ("e2e_s", "e2e_pre_s", "e2e_nokeys_s", "cloud_s")
 PARAMS = "bfv-8192-default"
 
 
@@ -89,6 +91,14 @@ def run_authors(module, he, matrix, vector) -> tuple[np.ndarray, dict]:
         total_s=total, preprocess_s=sum(preprocessing),
         cloud_s=sum(summing) + spent.get("multiply", 0.0) + spent.get("relinearize", 0.0),
         he_s=sum(spent.values()))
+
+
+def derive(runs):
+    """``runs`` with ``e2e_nokeys_s``: the end to end over the phases both sides have, hepkg's ``e2e_s`` less
+    its key transfer (Client A writing the keys, the cloud and Client B loading them), the authors' ``e2e_s``
+    (one process: no transfer)."""
+    keys = runs.reindex(columns=["key_s_a", "key_s_cloud", "key_s_b"]).fillna(0.0).sum(axis=1)
+    return runs.assign(e2e_nokeys_s=runs.e2e_s - keys)
 
 
 def versus_cases(scale: str) -> list[str]:
@@ -180,4 +190,4 @@ def versus_run(case: str, checkout, *, reps: int, variants=None, seed: int = 0):
     sides |= {name: hepkg_side(**lever) for name, lever in (VARIANTS if variants is None else variants).items()}
     out = alternate(sides, reps)
     out["overhead"] = out.e2e_s / out.he_s
-    return out.assign(case=case, params=PARAMS)
+    return derive(out.assign(case=case, params=PARAMS))
