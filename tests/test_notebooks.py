@@ -180,7 +180,7 @@ def check_omr(folder):
     raw = pd.read_csv(folder / "raw" / "digests.csv")          # one round: one digest per scheme and thread count
     assert len(raw) == 8 and raw["round"].eq(0).all() and raw.groupby(["scheme", "omp_threads"]).size().eq(1).all()
     primes = pd.read_csv(folder / "expansion_primes.csv")      # the authors' 2 primes tried first, and used if right
-    assert len(primes) == 1 and (primes.expand_limbs == 2).all()
+    assert len(primes) == 1 and (primes.expand_limbs == 2).all() and (primes.wrong_index_slots >= 0).all()
     perf_limbs = raw[raw.scheme.str.startswith("perf")].expand_limbs
     assert (perf_limbs == (2 if primes.correct.astype(bool).all() else 3)).all()
     counts = pd.read_csv(folder / "tab1_2_counts.csv")

@@ -134,7 +134,7 @@ def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
                   insecure=True, payload_bytes=32, repetitions=4, buckets=64, expand_limbs=2)
     assert ex._layout(ex._DEFAULTS | config).expand_limbs == 2
     row, = ex.measure_here(config)
-    assert row["correct"] and row["decode_error"] is None
+    assert row["correct"] and row["decode_error"] is None and row["wrong_index_slots"] == 0   # sim: no noise
 
     def noisy(self, digest):
         raise DecodeError("repetitions disagree on the number of pertinent messages: [3, 7]")

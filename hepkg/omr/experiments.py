@@ -19,6 +19,7 @@ from hepkg.bench.memory import peak_rss, reset_peak_rss
 from . import detector as D
 from . import perfomr as PF
 from .board import bulletin_board
+from .compress import perfomr_compress_indices
 from .decode import DecodeError
 from .signaling import PARAMS as PS_PARAMS
 
@@ -84,6 +85,14 @@ def _check(lay, board, found) -> bool:
     return bool(ok and (payloads is None or np.array_equal(payloads, board.slots[board.pertinent])))
 
 
+def _wrong_index_slots(receiver, digest, board) -> int:
+    """PerfOMR's measured noise figure: index bucket slots (of repetitions x buckets x 3) that decrypt to another
+    value than the plaintext buckets of the board's bundles (0 while the noise stays below q / 2t)."""
+    code = receiver.layout.code(digest.N)
+    want = perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
+    return int((receiver.index_buckets(digest) != want).sum())
+
+
 def _payloads(lay, board):
     return board.slots if lay.scheme in ("sophomr", "perfomr") else None
 
@@ -120,12 +129,14 @@ def measure_here(config: dict) -> list[dict]:
             found, error = None, f"{type(exc).__name__}: {exc}"
         retrieve_s = time.perf_counter() - t0
         cts = digest.ciphertexts if isinstance(digest, PF.PerfDigest) else [digest.ciphertext]
+        noise = dict(wrong_index_slots=_wrong_index_slots(receiver, digest, board)) if isinstance(lay, PF.PerfLayout) \
+            else {}
         pre = digest.phases.get("preprocess", {}).get("wall_s", 0.0)     # PerfOMR's, excluded (Remark 4)
         rows.append(setup | _phase_columns(digest) | dict(
             rep=rep, digest_s=digest_s - pre, preprocess_s=pre, retrieve_s=retrieve_s,
             digest_bytes=sum(c.ctx.nbytes(c) for c in cts),
             digest_he_s=sum(p["he_s"] for name, p in digest.phases.items() if name != "preprocess"),
-            correct=error is None and _check(lay, board, found), decode_error=error))
+            correct=error is None and _check(lay, board, found), decode_error=error, **noise))
     detector.key.context.close()
     ctx.close()
     peak = peak_rss() if rss_ok else float("nan")

@@ -161,20 +161,32 @@ def bundle_payloads(slots: np.ndarray, lay: PerfLayout, N: int) -> np.ndarray:
 class PerfReceiver(Receiver):
     """The PerfOMR receiver: the same detection key as SophOMR's; decodes bundle buckets."""
 
+    def _decrypted(self, digest: PerfDigest) -> list[np.ndarray]:
+        if not isinstance(digest, PerfDigest) or digest.layout != self.layout:
+            raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
+        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
+        return [self.ctx.decrypt(c, signed=False) % self.layout.ps.q for c in own]
+
+    @staticmethod
+    def _buckets(index: np.ndarray, code: PerfOMRCode) -> np.ndarray:
+        return index[:code.repetitions * INDEX_SLOTS * code.buckets].reshape(
+            code.repetitions, INDEX_SLOTS, code.buckets).transpose(0, 2, 1)
+
+    def index_buckets(self, digest: PerfDigest) -> np.ndarray:
+        """The decrypted index buckets, (repetitions, buckets, 3) as
+        :func:`~hepkg.omr.compress.perfomr_compress_indices` computes them in plaintext."""
+        return self._buckets(self._decrypted(digest)[0], self.layout.code(digest.N))
+
     def retrieve(self, digest: PerfDigest):
         """(sorted pertinent bundles, their counts, their (|I|, nu t) payload slots or None for PerfOMD)."""
         lay = self.layout
-        if not isinstance(digest, PerfDigest) or digest.layout != lay:
-            raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
-        code, p = lay.code(digest.N), lay.ps.q
-        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
-        index = self.ctx.decrypt(own[0], signed=False) % p
-        buckets = index[:code.repetitions * INDEX_SLOTS * code.buckets].reshape(
-            code.repetitions, INDEX_SLOTS, code.buckets).transpose(0, 2, 1)
+        code = lay.code(digest.N)
+        own = self._decrypted(digest)
+        buckets = self._buckets(own[0], code)
         if lay.scheme == "perfomd":
             bundles, counts = perfomr_decode_indices(buckets, code, counts=True)
             return bundles, counts, None
-        e = (self.ctx.decrypt(own[1], signed=False) % p)[:lay.K * lay.nu * lay.t].reshape(lay.K, lay.nu * lay.t)
+        e = own[1][:lay.K * lay.nu * lay.t].reshape(lay.K, lay.nu * lay.t)
         return perfomr_decode(buckets, e, code)
 
 

@@ -224,9 +224,10 @@ def speedups_table() -> pd.DataFrame:
 
 
 def primes_table(check: pd.DataFrame) -> pd.DataFrame:
-    """PerfOMD's oblivious expansion at the authors' 2 primes (``expansion_primes``): decoded or not, the error."""
-    cols = ["scheme", "N", "params", "expand_limbs", "omp_threads", "correct", "decode_error", "compression_wall_s",
-            "status"]
+    """PerfOMD's oblivious expansion at the authors' 2 primes (``expansion_primes``): decoded or not, the error,
+    and the measured noise figure ``wrong_index_slots`` (index bucket slots decrypting wrong, of 16 x 400 x 3)."""
+    cols = ["scheme", "N", "params", "expand_limbs", "omp_threads", "correct", "decode_error", "wrong_index_slots",
+            "compression_wall_s", "status"]
     return check[[c for c in cols if c in check]].reset_index(drop=True) if len(check) else pd.DataFrame(columns=cols)
 
 
