@@ -176,9 +176,11 @@ def check_omr(folder):
     assert set(measured.scheme) == {"sophomr", "sophomd", "perfomr", "perfomd"}
     assert measured.correct.astype(bool).all() and (measured.ours > 0).all() and (measured.overhead >= 1).all()
     assert (measured.params[measured.scheme.str.startswith("perf")] == "toy-bfv-omr-perf").all()
-    assert set(measured.threads) == {1, 2} and measured.groupby("scheme").size().eq(2).all()   # a row per thread count
+    # a row per thread count: quick measures SophOMD at one thread beside every scheme at two
+    assert measured.groupby("scheme").threads.apply(sorted).to_dict() == {
+        "sophomd": [1, 2], "sophomr": [2], "perfomd": [2], "perfomr": [2]}
     raw = pd.read_csv(folder / "raw" / "digests.csv")          # one round: one digest per scheme and thread count
-    assert len(raw) == 8 and raw["round"].eq(0).all() and raw.groupby(["scheme", "omp_threads"]).size().eq(1).all()
+    assert len(raw) == 5 and raw["round"].eq(0).all() and raw.groupby(["scheme", "omp_threads"]).size().eq(1).all()
     primes = pd.read_csv(folder / "expansion_primes.csv")      # the authors' 2 primes tried first, and used if right
     assert len(primes) == 1 and (primes.expand_limbs == 2).all() and (primes.wrong_index_slots >= 0).all()
     perf_limbs = raw[raw.scheme.str.startswith("perf")].expand_limbs
@@ -202,7 +204,7 @@ def check_omr(folder):
              "perfomr_nu2_free"}
     not_reproducible = {"ring_switch_cheap", "digest_size_remark6"}
     # quick runs toy rings: nothing at the paper's N = 2^16 and sets, so every comparison with its numbers is
-    # not measured (PerfOMR runs at a toy set and N = 8192, no N = 2^19 digest, no PerfOMR at nu = 16)
+    # not measured (PerfOMR runs at a toy set, no N = 2^19 digest, no PerfOMR at nu = 16)
     want = {key: "holds" if key.split(".")[1] in holds else "not reproducible here"
             if key.split(".")[1] in not_reproducible else "not measured" for key in claims}
     assert {k: c["status"] for k, c in claims.items()} == want
