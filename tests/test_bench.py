@@ -223,11 +223,15 @@ def test_interleaved_runs_rounds_in_order_and_reports_spread():
 
 
 def test_inconclusive_claim_status():
-    from hepkg.reference import INCONCLUSIVE, Claim, evaluate, tally
+    from hepkg.reference import INCONCLUSIVE, NOT_REPRODUCIBLE, Claim, evaluate, tally
     table = evaluate([Claim("x", "a is faster than b", "paper", lambda r: (INCONCLUSIVE, "IQRs overlap")),
-                      Claim("y", "holds", "paper", lambda r: (True, ""))], {})
-    assert table.status.tolist() == ["inconclusive", "holds"]
-    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "inconclusive": 1, "not measured": 0}
+                      Claim("y", "holds", "paper", lambda r: (True, "")),
+                      Claim("z", "one Ice Lake thread", "paper", lambda r: (NOT_REPRODUCIBLE, "2 EPYC cores"))], {})
+    assert table.status.tolist() == ["inconclusive", "holds", "not reproducible here"]
+    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "inconclusive": 1, "not measured": 0,
+                                                "not reproducible here": 1}
+    with pytest.raises(ValueError, match="claim w: a check returns"):
+        Claim("w", "s", "paper", lambda r: ("fails: above", "")).evaluate({})
 
 
 @pytest.mark.parametrize("backend, params", [("sim", "bfv-8192-d2"), ("pyfhel", "bfv-8192-d2"), ("sim", "ckks-16384-small")])

@@ -14,7 +14,7 @@ def _context(backend, steps):
 
 
 @pytest.mark.parametrize("backend", BFV_BACKENDS)
-@pytest.mark.parametrize("b", [1, 4, 16])            # b = k = 16 is Alg. 7 (one key)
+@pytest.mark.parametrize("b", [1, 4, 5, 16])         # b = k = 16 is Alg. 7 (one key); 5 does not divide 16
 def test_tall_matches_numpy_and_table2(backend, b):
     rng = np.random.default_rng(b)
     k, N = 16, 2500                                   # three blocks, the last one partial
@@ -33,7 +33,7 @@ def test_tall_matches_numpy_and_table2(backend, b):
 
 
 @pytest.mark.parametrize("backend", BFV_BACKENDS)
-@pytest.mark.parametrize("K,b", [(4, 2), (32, 4), (512, 32)])
+@pytest.mark.parametrize("K,b", [(4, 2), (32, 4), (32, 6), (512, 32)])
 def test_wide_matches_numpy_and_table1(backend, K, b):
     rng = np.random.default_rng(K)
     N = 2100
@@ -71,6 +71,11 @@ def test_default_baby_steps_and_steps():
     assert R.wide_steps(16384, 128, 65536) == [1, 128, 16384]
     # Table 1 at SophOMR's compression: 16,384 products and 257 rotations plus the swap (the paper's count)
     assert R.wide_counts(16384, 65536, 65536, 128) == {"mul_pt": 16384, "rotate": 255, "swap": 1, "rotation_keys": 4}
+    # the authors' baby steps where no power of two is as cheap: affine at N = 2^16 (b1 = 46, g1 = 23: 45 + 2 x 22),
+    # compression at N = 2^19 (s = 8, b2 = 46, g2 = 357); a power of two on a tie (b2 = 128 at N = 2^16)
+    assert R.cheapest_b(1024, 1, 2) == 46 and R.tall_counts(65536, 1024, 65536, 46, matrices=2)["rotate"] == 89
+    assert R.tall_steps(1024, 46) == [1, 46] and R.cheapest_b(1024, 1, 16) == 128 and R.cheapest_b(16384, 1, 1) == 128
+    assert R.cheapest_b(16384, 8, 1) == 46 and R.wide_counts(16384, 2 ** 19, 65536, 46)["rotate"] == 8 * 45 + 356 + 1
     # PerfOMR's SlotToCoeff at n = 2^15 with the authors' 128 baby steps: 2 x 127 + 127 rotations, 2^15 products
     assert R.square_counts(32768, 128) == {"mul_pt": 32768, "rotate": 381, "swap": 1, "rotation_keys": 3}
 
@@ -82,8 +87,8 @@ def test_bad_shapes_raise():
         R.tall_matvec(ctx, ct, [np.zeros((10, 24), np.int64)], 10, 24)
     with pytest.raises(ValueError, match="expected \\(N, k\\)"):
         R.tall_matvec(ctx, ct, [np.zeros((10, 16), np.int64)], 11, 16)
-    with pytest.raises(ValueError, match="b = 3 must divide"):
-        R.tall_matvec(ctx, ct, [np.zeros((10, 16), np.int64)], 10, 16, b=3)
+    with pytest.raises(ValueError, match="b must be an integer in \\[1, k = 16\\]"):
+        R.tall_matvec(ctx, ct, [np.zeros((10, 16), np.int64)], 10, 16, b=17)
     with pytest.raises(ValueError, match="needs 2 ciphertexts"):
         R.wide_matvec(ctx, [ct], np.zeros((4, 1500), np.int64), 4, 1500)
     with pytest.raises(ValueError, match="2-D integer array"):

@@ -73,7 +73,7 @@ def test_digest_retrieves_the_pertinent_messages(backend, scheme):
     else:
         assert payloads is None
     assert set(digest.phases) == set(D.PHASES)
-    assert digest.phases["affine"]["rotate"] == (lay.b_affine - 1) + 2 * 2 * (PS.n // lay.b_affine - 1)
+    assert digest.phases["affine"]["rotate"] == (lay.b_affine - 1) + 2 * 2 * (-(-PS.n // lay.b_affine) - 1)
     assert digest.phases["range_check"]["mul_ct"] == 2 * RC.range_check_counts(PS.bound, PS.q, 2)["mul_ct"]
     for phase, formula in D.digest_counts(lay, 2000).items():       # the formulas that price Table 7
         assert {k: digest.phases[phase].get(k, 0) for k in formula} == formula, phase

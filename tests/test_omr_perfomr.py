@@ -112,6 +112,9 @@ def test_perf_refusals():
         PF.PerfDetector(D.Receiver(_context("sim", soph.steps), board.sk, soph).detection_key())
     with pytest.raises(ValueError, match="bundle size nu"):
         PF.perf_layout(PS, N_SLOTS, nu=0)
+    for limbs in (0, 5, 2.0):
+        with pytest.raises(ValueError, match="expand_limbs must be an integer in \\[1, 4\\]"):
+            PF.perf_layout(PS, N_SLOTS, scheme="perfomd", k=4, repetitions=4, buckets=64, expand_limbs=limbs)
     with pytest.raises(ValueError, match="index buckets"):
         PF.perf_layout(PS, N_SLOTS, scheme="perfomd", k=4)                  # 16 x 400 x 3 > 4096 slots
     with pytest.raises(ValueError, match="payload buckets"):
@@ -120,3 +123,21 @@ def test_perf_refusals():
     key = PF.PerfReceiver(_context("sim", omr.steps), board.sk, omr).detection_key()
     with pytest.raises(ValueError, match="payload slots"):
         PF.PerfDetector(key).digest(board.clues)
+
+
+def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
+    """experiments.measure_here: a DecodeError (a digest too noisy, e.g. the expansion at too few primes) is a
+    row with correct False and the error, not a crash; the layout carries the expansion's primes."""
+    from hepkg.omr import experiments as ex
+    from hepkg.omr.decode import DecodeError
+    config = dict(backend="sim", params="toy-bfv-omr-perf", ps="perfomr", scheme="perfomd", N=8192, k=4,
+                  insecure=True, payload_bytes=32, repetitions=4, buckets=64, expand_limbs=2)
+    assert ex._layout(ex._DEFAULTS | config).expand_limbs == 2
+    row, = ex.measure_here(config)
+    assert row["correct"] and row["decode_error"] is None and row["wrong_index_slots"] == 0   # sim: no noise
+
+    def noisy(self, digest):
+        raise DecodeError("repetitions disagree on the number of pertinent messages: [3, 7]")
+    monkeypatch.setattr(PF.PerfReceiver, "retrieve", noisy)
+    row, = ex.measure_here(config)
+    assert not row["correct"] and row["decode_error"].startswith("DecodeError: repetitions disagree")

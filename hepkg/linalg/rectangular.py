@@ -12,14 +12,15 @@ generated diagonal by diagonal, and what depends on the row alone is computed on
   rotation by j is a cyclic rotation of v. Block i's generalized diagonal j is
   ``d_j[t] = M[i n + t, (t + j) mod k]`` and ``(M v)_block i = sum_j d_j * Rot^j(v)``. With
   ``j = g b + beta`` the baby steps ``Rot^beta(v)`` are successive rotations by 1 and the giant
-  steps a Horner loop of rotations by b: two rotation keys, ``b - 1 + s (k/b - 1)`` rotations,
-  ``s k`` plaintext products.
+  steps a Horner loop of rotations by b: two rotation keys, ``b - 1 + s (ceil(k/b) - 1)`` rotations,
+  ``s k`` plaintext products. b need not divide k: the last giant step skips the diagonals j >= k
+  (the authors' b = ceil(sqrt(l s k)), e.g. 46 for k = 1024, s = 1, l = 2: 45 + 2 x 22 = 89 rotations).
 - **Wide** (Alg. 1): ``M`` is ``K x N`` with ``K | n/2``, ``v`` spread over s ciphertexts in
   natural order. ``d_j[t] = M[t mod K, i n + col(t, j)]`` with ``col(t, j)`` the slot that a row
   rotation by j brings to t; ``sum_j d_j * Rot^j(v_i)`` summed over the blocks holds partial
   sums that a block summation (rotations by K, 2K, ..., n/4, then the row swap) completes:
-  slot r < K holds ``(M v)[r]``. ``s (b - 1) + K/b - 1 + log2(n / 2K)`` rotations and one swap,
-  ``s K`` plaintext products; keys for 1, b, K, 2K, ..., n/4 and the swap.
+  slot r < K holds ``(M v)[r]``. ``s (b - 1) + ceil(K/b) - 1 + log2(n / 2K)`` rotations and one swap,
+  ``s K`` plaintext products (diagonals j >= K skipped); keys for 1, b, K, 2K, ..., n/4 and the swap.
 - **Square** (a dense n x n map of all n slots, both rows: PerfOMR's SlotToCoeff): baby steps of v
   and of its row swap, ``d_j^h[t] = M[t, col_h(t, j)]`` with ``col_h`` the slot that a row rotation
   by j of v (h = 0) or of swap(v) (h = 1) brings to t, giant steps by Horner. ``2 (b - 1) + n/(2b) - 1``
@@ -36,7 +37,7 @@ import numpy as np
 
 from .rotsum import rotate_and_sum, rotation_steps_for_sum
 
-__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "tall_matvec", "wide_matvec", "square_matvec",
+__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "cheapest_b", "tall_matvec", "wide_matvec", "square_matvec",
            "tall_numpy", "wide_numpy", "square_numpy", "tall_counts", "wide_counts", "square_counts"]
 
 Entries = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -48,6 +49,13 @@ def _pow2_divisor(name: str, value: int, of: int, what: str) -> int:
     if of % value:
         raise ValueError(f"{name} = {value} must divide {what} = {of}")
     return int(value)
+
+
+def _baby_count(b, of: int, what: str) -> int:
+    """A baby-step count: an integer in [1, of] (it need not divide ``of``)."""
+    if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or not 1 <= b <= of:
+        raise ValueError(f"b must be an integer in [1, {what} = {of}], got {b!r}")
+    return int(b)
 
 
 def _entries(matrix) -> tuple[Entries, tuple[int, int] | None]:
@@ -77,7 +85,7 @@ def sparse_pack(v, n: int) -> np.ndarray:
 
 def tall_steps(k: int, b: int) -> list[int]:
     """Rotation keys of the tall MatMul: 1 (baby steps) and b (giant steps); Alg. 7 (b = k) needs 1 only."""
-    return sorted(({1} if b > 1 else set()) | ({b} if k // b > 1 else set()))
+    return sorted(({1} if b > 1 else set()) | ({b} if -(-k // b) > 1 else set()))
 
 
 def wide_steps(K: int, b: int, n: int) -> list[int]:
@@ -86,9 +94,20 @@ def wide_steps(K: int, b: int, n: int) -> list[int]:
 
 
 def _default_b(k: int, target: float) -> int:
-    """The power-of-two divisor of k nearest ``target`` (in log scale): the baby-step count."""
+    """The power-of-two divisor of k nearest ``target`` (in log scale): the square MatMul's baby-step count."""
     divisors = [2 ** e for e in range(int(math.log2(k)) + 1) if k % 2 ** e == 0]
     return min(divisors, key=lambda d: abs(math.log2(d) - math.log2(max(target, 1.0))))
+
+
+def cheapest_b(k: int, babies: int, giants: int) -> int:
+    """The baby-step count with the fewest rotations ``babies (b - 1) + giants (ceil(k/b) - 1)``: the authors'
+    ``ceil(sqrt(giants k / babies))`` or the power-of-two divisor of k nearest it, whichever is cheaper (the
+    power of two on a tie). Tall MatMul: ``babies = 1, giants = l s``; wide: ``babies = s, giants = 1``."""
+    target = math.sqrt(giants * k / babies)
+
+    def rotations(b: int) -> int:
+        return babies * (b - 1) + giants * (-(-k // b) - 1)
+    return min((_default_b(k, target), min(k, math.ceil(target))), key=rotations)
 
 
 def _horner(ctx, partial: Callable[[int], object], giants: int, b: int):
@@ -112,7 +131,7 @@ def tall_matvec(ctx, ct, matrices: list, N: int, k: int, *, b: int | None = None
     """M v for each ``N x k`` matrix M of ``matrices`` and a sparse-packed encryption ``ct`` of v.
 
     The matrices share the baby steps (the detector's l repetitions). ``b`` is the baby-step
-    count (a divisor of k; default near sqrt(len(matrices) s k), the fewest rotations);
+    count (in [1, k]; default :func:`cheapest_b`, about sqrt(len(matrices) s k));
     ``b = k`` is Alg. 7, one rotation key. Returns, per matrix, s ciphertexts: slot t of the
     i-th holds ``(M v)[i n + t]``.
     """
@@ -125,21 +144,22 @@ def tall_matvec(ctx, ct, matrices: list, N: int, k: int, *, b: int | None = None
         if shape is not None and shape != (N, k):
             raise ValueError(f"a matrix has shape {shape}, expected (N, k) = ({N}, {k})")
         funcs.append(entries)
-    b = _pow2_divisor("b", b or _default_b(k, math.sqrt(len(funcs) * s * k)), k, "k")
+    b = _baby_count(b or cheapest_b(k, 1, len(funcs) * s), k, "k")
     babies = _baby(ctx, ct, b)
     slot = np.arange(n)
 
     def partial(entries, rows, valid, g):
-        """The b diagonals of giant step g at once (a b x n array), then their products with the babies."""
-        cols = (slot + g * b + np.arange(b)[:, None]) % k
-        d = np.where(valid, np.broadcast_to(entries(np.minimum(rows, N - 1), cols), (b, n)), 0)
-        return ctx.dot_plain(babies, list(row_rotate(d, -g * b, n) % t))
+        """The diagonals g b .. min(g b + b, k) - 1 of giant step g at once, then their products with the babies."""
+        m = min(b, k - g * b)
+        cols = (slot + g * b + np.arange(m)[:, None]) % k
+        d = np.where(valid, np.broadcast_to(entries(np.minimum(rows, N - 1), cols), (m, n)), 0)
+        return ctx.dot_plain(babies[:m], list(row_rotate(d, -g * b, n) % t))
     out = []
     for entries in funcs:
         blocks = []
         for i in range(s):
             rows = i * n + slot
-            blocks.append(_horner(ctx, lambda g, rows=rows: partial(entries, rows, rows < N, g), k // b, b))
+            blocks.append(_horner(ctx, lambda g, rows=rows: partial(entries, rows, rows < N, g), -(-k // b), b))
         out.append(blocks)
     return out
 
@@ -154,7 +174,7 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
         raise ValueError(f"N = {N} needs {s} ciphertexts of {n} slots, got {len(cts)}")
     if shape is not None and shape != (K, N):
         raise ValueError(f"the matrix has shape {shape}, expected (K, N) = ({K}, {N})")
-    b = _pow2_divisor("b", b or _default_b(K, math.sqrt(K / s)), K, "K")
+    b = _baby_count(b or cheapest_b(K, s, 1), K, "K")
     babies = [_baby(ctx, ct, b) for ct in cts]
     slot = np.arange(n)
     half, pos = n // 2, slot % (n // 2)
@@ -162,14 +182,15 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
     rows = slot % K
 
     def partial(g):
-        """The s b diagonals of giant step g (b x n arrays per ciphertext), then their products."""
+        """The s m diagonals of giant step g (m = min(b, K - g b): m x n arrays per ciphertext), then their products."""
+        m = min(b, K - g * b)
         diagonals = []
         for i in range(s):
-            cols = i * n + (slot - pos) + (pos + g * b + np.arange(b)[:, None]) % half
-            d = np.where(cols < N, np.broadcast_to(entries(rows, np.minimum(cols, N - 1)), (b, n)), 0)
+            cols = i * n + (slot - pos) + (pos + g * b + np.arange(m)[:, None]) % half
+            d = np.where(cols < N, np.broadcast_to(entries(rows, np.minimum(cols, N - 1)), (m, n)), 0)
             diagonals.extend(row_rotate(d, -g * b, n) % t)
-        return ctx.dot_plain([c for row in babies for c in row], diagonals)
-    out = _horner(ctx, partial, K // b, b)
+        return ctx.dot_plain([c for row in babies for c in row[:m]], diagonals)
+    out = _horner(ctx, partial, -(-K // b), b)
     if n // (2 * K) > 1:
         out = rotate_and_sum(ctx, out, n // (2 * K), K)
     return ctx.add(out, ctx.swap_columns(out))
@@ -222,14 +243,14 @@ def square_numpy(matrix, v, n: int, t: int) -> np.ndarray:
 def tall_counts(N: int, k: int, n: int, b: int, matrices: int = 1) -> dict[str, int]:
     """Table 2's costs of the tall MatMul (Alg. 8; Alg. 7 at b = k), for matrices sharing the baby steps."""
     s = math.ceil(N / n)
-    return {"mul_pt": matrices * s * k, "rotate": (b - 1) + matrices * s * (k // b - 1),
+    return {"mul_pt": matrices * s * k, "rotate": (b - 1) + matrices * s * (-(-k // b) - 1),
             "rotation_keys": len(tall_steps(k, b))}
 
 
 def wide_counts(K: int, N: int, n: int, b: int) -> dict[str, int]:
     """Table 1's costs of the wide MatMul (Alg. 1), the row swap counted apart."""
     s = math.ceil(N / n)
-    return {"mul_pt": s * K, "rotate": s * (b - 1) + (K // b - 1) + int(math.log2(n // (2 * K))), "swap": 1,
+    return {"mul_pt": s * K, "rotate": s * (b - 1) + (-(-K // b) - 1) + int(math.log2(n // (2 * K))), "swap": 1,
             "rotation_keys": len(wide_steps(K, b, n)) + 1}
 
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..bench.costmodel import observed_costs
 from ..he.context import Ciphertext, Context, require_public
-from ..linalg.rectangular import (sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts, wide_matvec,
-                                  wide_steps)
+from ..linalg.rectangular import (cheapest_b, sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts,
+                                  wide_matvec, wide_steps)
 from .board import PAYLOAD_BYTES, check_slots, payload_slots
 from .decode import decode, decode_indices
 from .rangecheck import range_check, range_check_counts
@@ -72,15 +72,12 @@ class Layout:
         return sorted(set(tall_steps(self.ps.n, self.b_affine)) | set(wide_steps(self.K, self.b_compress, self.n)))
 
 
-def _pow2_near(k: int, target: float) -> int:
-    """The power of two dividing k nearest ``target`` (log scale)."""
-    return min((2 ** e for e in range(k.bit_length()) if k % 2 ** e == 0),
-               key=lambda d: abs(math.log2(d) - math.log2(max(target, 1.0))))
-
-
 def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payload_bytes: int = PAYLOAD_BYTES,
-           b_affine: int | None = None, b_compress: int | None = None) -> Layout:
-    """The layout for BFV slot count n: baby steps default to the fewest rotations for a board of n messages."""
+           b_affine: int | None = None, b_compress: int | None = None, N: int | None = None) -> Layout:
+    """The layout for BFV slot count n: baby steps default to the fewest rotations for a board of N messages
+    (default n; :func:`~hepkg.linalg.rectangular.cheapest_b`: the authors' ceil(sqrt(l s n')), 46 for the affine
+    MatMul at N = 2^16, n' = 1024, l = 2, and ceil(sqrt(K / s)) for the compression, 46 at N = 2^19; any b in
+    [1, n'] or [1, K] is accepted, the last giant step skipping the diagonals past it)."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     check_ring(ps, n)
@@ -91,11 +88,12 @@ def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payloa
     K = 1 << (rows - 1).bit_length()
     if K > n // 2:
         raise ValueError(f"{scheme} compresses {rows} rows (padded to {K}): more than a BFV row of {n // 2} slots")
-    b_affine = b_affine or _pow2_near(ps.n, math.sqrt(ps.l * ps.n))
-    b_compress = b_compress or _pow2_near(K, math.sqrt(K))
+    s = -(-(N or n) // n)
+    b_affine = b_affine or cheapest_b(ps.n, 1, ps.l * s)
+    b_compress = b_compress or cheapest_b(K, s, 1)
     for name, b, of in (("b_affine", b_affine, ps.n), ("b_compress", b_compress, K)):
-        if not isinstance(b, (int, np.integer)) or b < 1 or of % b:
-            raise ValueError(f"{name}={b!r} must be a positive divisor of {of}")
+        if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or not 1 <= b <= of:
+            raise ValueError(f"{name}={b!r} must be an integer in [1, {of}]")
     return Layout(scheme, ps, int(k), t, n, int(b_affine), int(b_compress))
 
 

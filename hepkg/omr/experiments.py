@@ -19,9 +19,11 @@ from hepkg.bench.memory import peak_rss, reset_peak_rss
 from . import detector as D
 from . import perfomr as PF
 from .board import bulletin_board
+from .compress import perfomr_compress_indices
+from .decode import DecodeError
 from .signaling import PARAMS as PS_PARAMS
 
-__all__ = ["measure", "measure_here", "counts", "estimated_peak_bytes", "decode_times", "sizes"]
+__all__ = ["measure", "measure_here", "counts", "estimated_peak_bytes", "peak_bytes", "decode_times", "sizes"]
 
 _DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None, nu=2,
                  b_unpack=None)
@@ -32,9 +34,10 @@ def _layout(cfg: dict):
     n = he.get_params(cfg["params"]).n
     if cfg["scheme"] in PF.PERF_SCHEMES:
         return PF.perf_layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"], nu=cfg["nu"],
-                              b_unpack=cfg["b_unpack"], **{k: cfg[k] for k in ("repetitions", "buckets") if k in cfg})
+                              b_unpack=cfg["b_unpack"], **{k: cfg[k] for k in ("repetitions", "buckets", "expand_limbs")
+                                                           if k in cfg})
     return D.layout(ps, n, scheme=cfg["scheme"], k=cfg["k"], payload_bytes=cfg["payload_bytes"],
-                    b_affine=cfg["b_affine"], b_compress=cfg["b_compress"])
+                    b_affine=cfg["b_affine"], b_compress=cfg["b_compress"], N=cfg["N"])
 
 
 def _parties(ctx, board, lay):
@@ -82,6 +85,14 @@ def _check(lay, board, found) -> bool:
     return bool(ok and (payloads is None or np.array_equal(payloads, board.slots[board.pertinent])))
 
 
+def _wrong_index_slots(receiver, digest, board) -> int:
+    """PerfOMR's measured noise figure: index bucket slots (of repetitions x buckets x 3) that decrypt to another
+    value than the plaintext buckets of the board's bundles (0 while the noise stays below q / 2t)."""
+    code = receiver.layout.code(digest.N)
+    want = perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
+    return int((receiver.index_buckets(digest) != want).sum())
+
+
 def _payloads(lay, board):
     return board.slots if lay.scheme in ("sophomr", "perfomr") else None
 
@@ -90,7 +101,9 @@ def measure_here(config: dict) -> list[dict]:
     """One digest configuration in this process: keys once, then ``reps`` digests, each retrieved and checked.
 
     ``config``: ``backend, params, ps, scheme, N``; optional ``k`` (50), ``payload_bytes`` (612),
-    ``seed``, ``reps`` (1), ``insecure``, ``b_affine``, ``b_compress``, ``pertinent`` (default k).
+    ``seed``, ``reps`` (1), ``insecure``, ``b_affine``, ``b_compress``, ``pertinent`` (default k); PerfOMR:
+    ``nu``, ``b_unpack``, ``repetitions``, ``buckets``, ``expand_limbs``. A digest that does not decode is a row
+    with ``correct`` False and its ``decode_error``.
     """
     cfg = _DEFAULTS | dict(config)
     lay, board = _setup(cfg)
@@ -110,15 +123,20 @@ def measure_here(config: dict) -> list[dict]:
         digest = detector.digest(board.clues, _payloads(lay, board))
         digest_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        found = receiver.retrieve(digest)
+        try:
+            found, error = receiver.retrieve(digest), None
+        except DecodeError as exc:                  # a digest too noisy to decode: recorded, not raised
+            found, error = None, f"{type(exc).__name__}: {exc}"
         retrieve_s = time.perf_counter() - t0
         cts = digest.ciphertexts if isinstance(digest, PF.PerfDigest) else [digest.ciphertext]
+        noise = dict(wrong_index_slots=_wrong_index_slots(receiver, digest, board)) if isinstance(lay, PF.PerfLayout) \
+            else {}
         pre = digest.phases.get("preprocess", {}).get("wall_s", 0.0)     # PerfOMR's, excluded (Remark 4)
         rows.append(setup | _phase_columns(digest) | dict(
             rep=rep, digest_s=digest_s - pre, preprocess_s=pre, retrieve_s=retrieve_s,
             digest_bytes=sum(c.ctx.nbytes(c) for c in cts),
             digest_he_s=sum(p["he_s"] for name, p in digest.phases.items() if name != "preprocess"),
-            correct=_check(lay, board, found)))
+            correct=error is None and _check(lay, board, found), decode_error=error, **noise))
     detector.key.context.close()
     ctx.close()
     peak = peak_rss() if rss_ok else float("nan")
@@ -127,17 +145,26 @@ def measure_here(config: dict) -> list[dict]:
 
 def estimated_peak_bytes(config: dict) -> int:
     """Keys (read from a one-key context) + the affine transform's live ciphertexts (baby steps, l s
-    outputs, 8 temporaries) + the board (clues and payload slots as int64) + 0.5 GB, times 1.1."""
+    outputs, 8 temporaries) + the compression's s b baby steps at its 2 primes + the board (clues and payload
+    slots as int64) + 0.5 GB, times 1.1 (:func:`peak_bytes`)."""
+    cfg = _DEFAULTS | dict(config)
+    with he.context(cfg["backend"], cfg["params"], rotations=[1], policy="exact", insecure=cfg["insecure"]) as ctx:
+        sizes = ctx.key_sizes()
+        ct, limbs = ctx.nbytes(ctx.encrypt([0])), ctx.max_level + 1
+    return peak_bytes(cfg, sizes["galois_keys"], sizes["relin_key"], ct, limbs)
+
+
+def peak_bytes(config: dict, rotation_key: int, relin_key: int, ciphertext: int, limbs: int) -> int:
+    """:func:`estimated_peak_bytes` from the sizes of one rotation key, the relinearization key and a ciphertext
+    at the top level (``limbs`` primes), e.g. those measured at N = 2^16 to size N = 2^19 without a context."""
     cfg = _DEFAULTS | dict(config)
     ps = PS_PARAMS[cfg["ps"]]
     lay = _layout(cfg)
-    with he.context(cfg["backend"], cfg["params"], rotations=[1], policy="exact", insecure=cfg["insecure"]) as ctx:
-        sizes = ctx.key_sizes()
-        ct = ctx.nbytes(ctx.encrypt([0]))
     s = -(-cfg["N"] // lay.n)
-    keys = (len(lay.steps) + 1) * sizes["galois_keys"] + sizes["relin_key"]
+    keys = (len(lay.steps) + 1) * rotation_key + relin_key
     board = cfg["N"] * (ps.n + ps.l + lay.t) * 8
-    return int(1.1 * (keys + (lay.b_affine + ps.l * s + 8) * ct + board + 0.5e9))
+    compress = s * getattr(lay, "b_compress", 0) * ciphertext * D.COMPRESSION_LIMBS / limbs
+    return int(1.1 * (keys + (lay.b_affine + ps.l * s + 8) * ciphertext + compress + board + 0.5e9))
 
 
 def measure(config: dict) -> list[dict]:

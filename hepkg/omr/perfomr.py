@@ -8,10 +8,15 @@ The detector follows the SophOMR authors' benchmark fork of PerfOMR (keewoolee/P
    ciphertext c counts the pertinent messages of bundle j = c n + i, whose members are j + m B (m < nu,
    B = s' n bundles);
 3. **PVUnpack** (Sec. 3.4.1, :mod:`hepkg.omr.unpack`): SlotToCoeff at four primes, then oblivious expansion at
-   three: one ciphertext per bundle, its count in every slot. (At two primes, the authors' compression modulus,
-   n = 2^15 leaves too little room: the index buckets decrypted wrong in 2 of 4 full-size runs, the 15
-   expansion levels and the 2^15 leaf x bucket products taking the noise to within a few bits of q / 2t.) Building and encoding SlotToCoeff's n plaintext
-   diagonals is the part PerfOMR excludes as *preprocessing* (Remark 4): it is timed apart;
+   ``expand_limbs`` primes (the authors: 2; default 3, since at 2 the index buckets of an earlier full-size run
+   decrypted wrong in 2 of 4 runs, the 15 expansion levels and the 2^15 leaf x bucket products taking the
+   noise near q / 2t; the notebook checks 2 first and records whether it decodes): one ciphertext per bundle,
+   its count in every slot. The expansion's monomial products are pointwise products with pre-encoded
+   monomials: OpenFHE keeps ciphertexts in NTT form, where that is the cheap form of SEAL's coefficient shift
+   (openfhe-python exposes no coefficients to shift). Its rotation keys are the context's, made at the top
+   level: OpenFHE switches a lower-level ciphertext with the key's primes it needs, so only the key's size,
+   not the time, differs from SEAL's keys made at the level of use. Building and encoding SlotToCoeff's n
+   plaintext diagonals is the part PerfOMR excludes as *preprocessing* (Remark 4): it is timed apart;
 4. **Compression** (Sec. 3.4.2-3.4.3): every leaf times its bundle's index plaintext (in each of 16
    repetitions, its bucket of 400 gets the two base-p digits of j and a counter 1) and, for PerfOMR, its
    payload plaintext (the bundle's nu t payload slots times a random weight, in each of K = 53 ceil(k / 50)
@@ -40,7 +45,7 @@ from .unpack import expand, slots_to_coeffs, unpack_counts, unpack_steps
 __all__ = ["PERF_SCHEMES", "PerfLayout", "perf_layout", "perf_counts", "PerfDigest", "bundle_payloads", "PerfReceiver", "PerfDetector"]
 
 PERF_SCHEMES = ("perfomr", "perfomd")
-#: Data primes of the authors' SlotToCoeff context, of the expansion and compression context, and of the digest.
+#: Data primes of the authors' SlotToCoeff context; the expansion's default (:attr:`PerfLayout.expand_limbs`).
 UNPACK_LIMBS, EXPAND_LIMBS = 4, 3
 _CHUNK = 32               # leaves per accumulated dot product
 
@@ -48,7 +53,8 @@ _CHUNK = 32               # leaves per accumulated dot product
 @dataclass(frozen=True)
 class PerfLayout:
     """What the receiver and the detector agree on: scheme, PS parameters, k, payload slots t per message
-    (0 for PerfOMD), slot count n, bundle size nu, SlotToCoeff's baby steps and the hashing seed."""
+    (0 for PerfOMD), slot count n, bundle size nu, SlotToCoeff's baby steps, the hashing seed and the primes
+    the oblivious expansion runs at."""
     scheme: str
     ps: PSParams
     k: int
@@ -59,6 +65,7 @@ class PerfLayout:
     repetitions: int = 16
     buckets: int = 400
     seed: int = 0
+    expand_limbs: int = EXPAND_LIMBS
 
     @property
     def b_affine(self) -> int:
@@ -87,7 +94,7 @@ class PerfLayout:
 
 def perf_layout(ps: PSParams, n: int, *, scheme: str = "perfomr", k: int = 50, payload_bytes: int = PAYLOAD_BYTES,
                 nu: int = 2, b_unpack: int | None = None, repetitions: int = 16, buckets: int = 400,
-                seed: int = 0) -> PerfLayout:
+                seed: int = 0, expand_limbs: int = EXPAND_LIMBS) -> PerfLayout:
     """The layout for slot count n (baby steps default to the authors' 2^ceil(log2 sqrt(n/4)): 128 at 2^15)."""
     if scheme not in PERF_SCHEMES:
         raise ValueError(f"scheme must be one of {PERF_SCHEMES}, got {scheme!r}")
@@ -98,7 +105,11 @@ def perf_layout(ps: PSParams, n: int, *, scheme: str = "perfomr", k: int = 50, p
     b = b_unpack or 1 << math.ceil(math.log2(math.sqrt(n / 4)))
     if not isinstance(b, (int, np.integer)) or b < 1 or (n // 2) % b:
         raise ValueError(f"b_unpack={b!r} must be a positive divisor of n/2 = {n // 2}")
-    lay = PerfLayout(scheme, ps, int(k), t, n, int(nu), int(b), int(repetitions), int(buckets), int(seed))
+    if not isinstance(expand_limbs, (int, np.integer)) or isinstance(expand_limbs, bool) \
+            or not 1 <= expand_limbs <= UNPACK_LIMBS:
+        raise ValueError(f"expand_limbs must be an integer in [1, {UNPACK_LIMBS}], got {expand_limbs!r}")
+    lay = PerfLayout(scheme, ps, int(k), t, n, int(nu), int(b), int(repetitions), int(buckets), int(seed),
+                     int(expand_limbs))
     if lay.repetitions * lay.buckets * INDEX_SLOTS > n:
         raise ValueError(f"{lay.repetitions} x {lay.buckets} index buckets of {INDEX_SLOTS} slots exceed {n} slots")
     if lay.K * nu * t > n:
@@ -150,20 +161,32 @@ def bundle_payloads(slots: np.ndarray, lay: PerfLayout, N: int) -> np.ndarray:
 class PerfReceiver(Receiver):
     """The PerfOMR receiver: the same detection key as SophOMR's; decodes bundle buckets."""
 
+    def _decrypted(self, digest: PerfDigest) -> list[np.ndarray]:
+        if not isinstance(digest, PerfDigest) or digest.layout != self.layout:
+            raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
+        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
+        return [self.ctx.decrypt(c, signed=False) % self.layout.ps.q for c in own]
+
+    @staticmethod
+    def _buckets(index: np.ndarray, code: PerfOMRCode) -> np.ndarray:
+        return index[:code.repetitions * INDEX_SLOTS * code.buckets].reshape(
+            code.repetitions, INDEX_SLOTS, code.buckets).transpose(0, 2, 1)
+
+    def index_buckets(self, digest: PerfDigest) -> np.ndarray:
+        """The decrypted index buckets, (repetitions, buckets, 3) as
+        :func:`~hepkg.omr.compress.perfomr_compress_indices` computes them in plaintext."""
+        return self._buckets(self._decrypted(digest)[0], self.layout.code(digest.N))
+
     def retrieve(self, digest: PerfDigest):
         """(sorted pertinent bundles, their counts, their (|I|, nu t) payload slots or None for PerfOMD)."""
         lay = self.layout
-        if not isinstance(digest, PerfDigest) or digest.layout != lay:
-            raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
-        code, p = lay.code(digest.N), lay.ps.q
-        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
-        index = self.ctx.decrypt(own[0], signed=False) % p
-        buckets = index[:code.repetitions * INDEX_SLOTS * code.buckets].reshape(
-            code.repetitions, INDEX_SLOTS, code.buckets).transpose(0, 2, 1)
+        code = lay.code(digest.N)
+        own = self._decrypted(digest)
+        buckets = self._buckets(own[0], code)
         if lay.scheme == "perfomd":
             bundles, counts = perfomr_decode_indices(buckets, code, counts=True)
             return bundles, counts, None
-        e = (self.ctx.decrypt(own[1], signed=False) % p)[:lay.K * lay.nu * lay.t].reshape(lay.K, lay.nu * lay.t)
+        e = own[1][:lay.K * lay.nu * lay.t].reshape(lay.K, lay.nu * lay.t)
         return perfomr_decode(buckets, e, code)
 
 
@@ -217,7 +240,7 @@ class PerfDetector(Detector):
             total = phases.setdefault("slot_to_coeff", dict.fromkeys(("wall_s", "he_s", "encode_s", "encode"), 0))
             for key in total:
                 total[key] += one["slot_to_coeff"][key]
-            leaves = expand(ctx, _keep_limbs(ctx, coeffs, EXPAND_LIMBS))
+            leaves = expand(ctx, _keep_limbs(ctx, coeffs, lay.expand_limbs))
             while chunk := list(itertools.islice(leaves, _CHUNK)):
                 js = c * lay.n + np.array([i for i, _ in chunk])
                 cts = [leaf for _, leaf in chunk]

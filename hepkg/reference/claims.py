@@ -2,8 +2,9 @@
 
 A claim's ``check`` receives the section's results (a dict of tables or values) and
 returns ``(holds, evidence: str)``: True, False, None (or a missing result: the claim was
-not measured at this scale) or :data:`INCONCLUSIVE`, for a comparison of two measured
-quantities whose spreads overlap (:func:`hepkg.bench.compare`). A claim compares like with
+not measured at this scale), :data:`INCONCLUSIVE`, for a comparison of two measured
+quantities whose spreads overlap (:func:`hepkg.bench.compare`), or :data:`NOT_REPRODUCIBLE`, for a
+claim resting on hardware or a library feature this artifact lacks (the measurement goes in the evidence). A claim compares like with
 like: measured with measured, or modelled with modelled. Notebooks evaluate their claims and save them
 with :func:`save_claims`; the reproduction summary counts them.
 """
@@ -17,7 +18,8 @@ from hepkg import paths
 from hepkg.atomic import write_text
 
 HOLDS, FAILS, NOT_MEASURED, INCONCLUSIVE = "holds", "fails", "not measured", "inconclusive"
-STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
+NOT_REPRODUCIBLE = "not reproducible here"
+STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE)
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,10 @@ class Claim:
             holds, evidence = self.check(results)
         except (KeyError, LookupError) as missing:
             holds, evidence = None, f"no result for {missing}"
-        status = (NOT_MEASURED if holds is None else INCONCLUSIVE if isinstance(holds, str) and holds == INCONCLUSIVE
-                  else HOLDS if holds else FAILS)
+        if isinstance(holds, str) and holds not in (INCONCLUSIVE, NOT_REPRODUCIBLE):
+            raise ValueError(f"claim {self.key}: a check returns True, False, None, {INCONCLUSIVE!r} or "
+                             f"{NOT_REPRODUCIBLE!r}, got {holds!r}")
+        status = NOT_MEASURED if holds is None else holds if isinstance(holds, str) else HOLDS if holds else FAILS
         return dict(claim=self.key, statement=self.statement, source=self.source, status=status, evidence=evidence)
 
 

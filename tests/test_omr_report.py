@@ -1,0 +1,36 @@
+"""The OMR report's verdict rules and its like-for-like counts against the authors' code (no HE run)."""
+import numpy as np
+import pytest
+
+from hepkg.omr import detector as D
+from hepkg.omr import report as rep
+from hepkg.omr.signaling import PARAMS
+from hepkg.reference import OMR as PAPER
+
+
+@pytest.mark.parametrize("perf, soph, verdict", [
+    ([897.3], [276.3, 277.9], "holds"),                 # 3.24x against the stated 3.3x
+    ([577.8], [1.07, 1.27], "fails: above"),            # 494x against the stated 335x: above x 1.25
+    ([300.0], [150.0, 151.0], "fails: below")])         # 2x against 3.3x: below / 1.25
+def test_stated_factor_fails_in_either_direction(perf, soph, verdict):
+    stated = 335 if verdict == "fails: above" else 3.3
+    ok, ev = rep._stated_verdict(np.array(perf), np.array(soph), stated)
+    assert ev["verdict"] == verdict and ok == (verdict == "holds")
+    assert ev["stated_window"] == (round(stated / rep.TOLERANCE, 3), round(stated * rep.TOLERANCE, 3))
+
+
+@pytest.mark.parametrize("N", [PAPER.N_PRIMARY, PAPER.N_LARGE])
+@pytest.mark.parametrize("scheme", D.SCHEMES)
+def test_counts_like_for_like_with_the_authors(scheme, N):
+    """hepkg's digest at the authors' baby steps: their rotations (the column swap counted on both sides, ring
+    switching's rotation aside) and plaintext products, at N = 2^16 and 2^19."""
+    lay = D.layout(PARAMS["sophomr"], 2 ** 16, scheme=scheme, N=N)
+    ours, theirs = D.digest_counts(lay, N), PAPER.AUTHORS_CODE_COUNTS[(scheme, N)]
+    assert (lay.b_affine, -(-lay.ps.n // lay.b_affine)) == (theirs["b1"], theirs["g1"])
+    assert ours["affine"]["rotate"] == theirs["affine_rotations"]
+    assert ours["affine"]["mul_pt"] == theirs["affine_ptxt_mults"]
+    assert ours["compression"]["rotate"] + ours["compression"]["swap"] == \
+        theirs["compress_rotations"] - theirs["ring_switch_rotations"]
+    assert ours["compression"]["mul_pt"] == theirs["compress_ptxt_mults"]
+    if N == PAPER.N_PRIMARY and scheme == "sophomr":
+        assert (lay.b_affine, ours["affine"]["rotate"]) == (46, 89)        # 45 + 2 x 22, not 32's 93
