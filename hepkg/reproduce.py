@@ -30,7 +30,7 @@ import time
 
 from hepkg import paths, progress, summary
 from hepkg.atomic import atomic_path
-from hepkg.reference.claims import load_claims, tally
+from hepkg.reference.claims import STATUSES, load_claims, tally
 
 SCALES = ("quick", "default", "full")
 #: seconds per notebook on 2 cores, nothing else running, from an empty grid (the README's table)
@@ -81,8 +81,7 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
             status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
     claims = tally(load_claims(section, artifact_root))
     return dict(notebook=notebook.name, section=section, status=status, seconds=round(time.time() - start, 1),
-                claims_hold=claims["holds"], claims_fail=claims["fails"], claims_inconclusive=claims["inconclusive"],
-                claims_not_measured=claims["not measured"], error=error)
+                **{summary.COLUMNS[s]: claims[s] for s in STATUSES}, error=error)
 
 
 @contextlib.contextmanager
@@ -170,7 +169,7 @@ def main(argv=None) -> int:
             parameters["SCALE"] = computed_scale(section_of(nb), root)
             if parameters["SCALE"] is None:  # not rendered, loudly; the others still are
                 rows.append(dict(notebook=nb.name, section=section_of(nb), status="failed", seconds=0.0,
-                                 claims_hold=0, claims_fail=0, claims_inconclusive=0, claims_not_measured=0,
+                                 **dict.fromkeys(summary.COLUMNS.values(), 0),
                                  error=f"no raw tables in {root / section_of(nb) / 'raw'}: compute them first "
                                        f"(make reproduce ONLY={section_of(nb)})"))
                 print(f"[{i}/{len(selected)}] {nb.name}: {rows[-1]['error']}", flush=True)
@@ -178,9 +177,8 @@ def main(argv=None) -> int:
         what = "rendering" if args.render_only else f"computing, {_duration(estimates[section_of(nb)])}"
         print(f"[{i}/{len(selected)}] {nb.name} ({what}, scale {parameters['SCALE']}) ...", flush=True)
         row = run_notebook(nb, parameters, root, args.timeout)
-        print(f"    {row['status']} in {row['seconds']} s; claims: {row['claims_hold']} hold, "
-              f"{row['claims_fail']} fail, {row['claims_inconclusive']} inconclusive, {row['claims_not_measured']} "
-              f"not measured {row['error']}", flush=True)
+        print(f"    {row['status']} in {row['seconds']} s; claims: "
+              + ", ".join(f"{row[summary.COLUMNS[s]]} {s}" for s in STATUSES) + f" {row['error']}", flush=True)
         rows.append(row)
     summary.write_all(root, readme)
     print("\n" + (root / "summary.md").read_text())
