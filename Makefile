@@ -24,18 +24,18 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_pyfhel.py
 setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libraries; idempotent
 
 test: $(STAMP) ## does the install work? every backend, every section at quick scale, the notebooks (nbval), on 2 cores: about 16 min
-	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not full and not slow and not long" \
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not full and not slow and not long" \
 		--nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
 
 test-long: $(STAMP) ## what make test leaves out (CI runs both): fuzzing (1,000 mutations per deserializer), long suites, test-rns
-	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "(slow or long) and not full" tests $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "(slow or long) and not full" tests $(PYTEST_ARGS)
 	$(MAKE) test-rns
 
 test-slow: $(STAMP) ## the fuzzing alone: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS); part of test-long
-	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m slow tests $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m slow tests $(PYTEST_ARGS)
 
 test-rns: $(STAMP) ## the protocol, hardening and fuzz suites with rns (numpy) as the CKKS backend, at the 128-bit face-search set ckks-32768-d9
-	OMP_NUM_THREADS=1 HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "not full and not slow" \
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "not full and not slow" \
 		tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py $(PYTEST_ARGS)
 
 reproduce: $(STAMP) ## run the notebooks into artifacts/ (SCALE=quick|default|full, ONLY=spmv,gemm, EXECUTOR=inline|process|dask)
