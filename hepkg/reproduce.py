@@ -30,7 +30,7 @@ import time
 
 from hepkg import paths, progress, summary
 from hepkg.atomic import atomic_path
-from hepkg.reference.claims import STATUSES, load_claims, tally
+from hepkg.reference.claims import STATUSES, load_claims
 
 SCALES = ("quick", "default", "full")
 #: seconds per notebook on 2 cores, nothing else running, from an empty grid (the README's table)
@@ -79,9 +79,8 @@ def run_notebook(notebook: pathlib.Path, parameters: dict, artifact_root: pathli
         except Exception as exc:  # a failing notebook must not stop the others
             last = (str(exc).strip().splitlines() or [""])[-1]
             status, error = "failed", f"{type(exc).__name__}: {last[:300]}"
-    claims = tally(load_claims(section, artifact_root))
     return dict(notebook=notebook.name, section=section, status=status, seconds=round(time.time() - start, 1),
-                **{summary.COLUMNS[s]: claims[s] for s in STATUSES}, error=error)
+                **summary.claim_columns(load_claims(section, artifact_root)), error=error)
 
 
 @contextlib.contextmanager
@@ -169,7 +168,7 @@ def main(argv=None) -> int:
             parameters["SCALE"] = computed_scale(section_of(nb), root)
             if parameters["SCALE"] is None:  # not rendered, loudly; the others still are
                 rows.append(dict(notebook=nb.name, section=section_of(nb), status="failed", seconds=0.0,
-                                 **dict.fromkeys(summary.COLUMNS.values(), 0),
+                                 **summary.claim_columns([]),
                                  error=f"no raw tables in {root / section_of(nb) / 'raw'}: compute them first "
                                        f"(make reproduce ONLY={section_of(nb)})"))
                 print(f"[{i}/{len(selected)}] {nb.name}: {rows[-1]['error']}", flush=True)

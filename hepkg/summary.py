@@ -27,6 +27,12 @@ MAX_ROWS = 60
 COLUMNS = {"holds": "claims_hold", "fails": "claims_fail", "inconclusive": "claims_inconclusive",
            "not measured": "claims_not_measured", "not reproducible here": "claims_not_reproducible"}
 
+
+def claim_columns(claims: list[dict]) -> dict[str, int]:
+    """The summary row's claim counts, one column per status (:data:`COLUMNS`)."""
+    counts = tally(claims)
+    return {COLUMNS[s]: counts[s] for s in STATUSES}
+
 #: section -> (title, paper under ../shared/papers/, the claim its README row leads with)
 SECTIONS = {
     "quickstart": ("Quick start: every backend", None, "quickstart.bfv_exact"),
@@ -127,10 +133,9 @@ def section_row(folder: pathlib.Path) -> dict:
     claims = json.loads(claims_path.read_text()) if claims_path.is_file() else []
     nb = _notebook(folder)
     status, error = notebook_status(nb)
-    counts = tally(claims)
     return dict(section=folder.name, notebook=nb.name if nb else None, status=status, scale=run.get("scale"),
                 revision=_revision(run), started=run.get("started"), seconds=_seconds(run),
-                **{COLUMNS[s]: counts[s] for s in STATUSES}, headline=headline(folder.name, claims), error=error)
+                **claim_columns(claims), headline=headline(folder.name, claims), error=error)
 
 
 def rows(root: pathlib.Path) -> list[dict]:
@@ -155,7 +160,7 @@ def summary_markdown(rows: list[dict]) -> str:
 
 def readme_table(rows: list[dict]) -> str:
     """The README's results table: a row per section, its tally, its headline and its page."""
-    head = (f"| section | claims {' / '.join(STATUSES).replace('holds', 'hold').replace('fails', 'fail')} "
+    head = ("| section | claims hold / fail / inconclusive / not measured / not reproducible here "
             "| headline, ours against the paper | computed from | results |\n|---|---|---|---|---|\n")
     body = "".join(f"| {SECTIONS.get(r['section'], (r['section'],))[0]} | "
                    f"{' / '.join(str(r[COLUMNS[s]]) for s in STATUSES)} | {r['headline']} | "

@@ -4,8 +4,8 @@ A claim's ``check`` receives the section's results (a dict of tables or values) 
 returns ``(holds, evidence: str)``: True, False, None (or a missing result: the claim was
 not measured at this scale), :data:`INCONCLUSIVE`, for a comparison of two measured
 quantities whose spreads overlap (:func:`hepkg.bench.compare`), or :data:`NOT_REPRODUCIBLE`, for a
-claim resting on hardware or a library feature this artifact lacks (the measurement goes in the evidence). A claim compares like with
-like: measured with measured, or modelled with modelled. Notebooks evaluate their claims and save them
+claim resting on hardware or a library feature this artifact lacks (the measurement goes in the evidence).
+A claim compares like with like: measured with measured, or modelled with modelled. Notebooks evaluate their claims and save them
 with :func:`save_claims`; the reproduction summary counts them.
 """
 from __future__ import annotations
