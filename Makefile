@@ -45,7 +45,7 @@ figures: $(STAMP) ## rebuild every table, figure, claim, results page and the RE
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus --render-only
 	MPLBACKEND=Agg $(PY) -m hepkg.reproduce --render-only $(if $(ONLY),--only $(ONLY))
 
-bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch) -> artifacts/bench
+bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch,omr) -> artifacts/bench
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
 
 bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step beside OpenFHE (N = 2^15, 2^16; depth 9, 11), the paper's GPU figures, kernel bandwidth -> artifacts/bench/rns_*

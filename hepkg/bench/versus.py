@@ -1,6 +1,6 @@
 """hepkg beside a reference on the same machine, library, parameters and inputs: the papers' authors' code.
 
-``python -m hepkg.bench.versus [spmv gemm facesearch] [--reps N] [--authors DIR]`` (``make bench``)
+``python -m hepkg.bench.versus [spmv gemm facesearch omr] [--reps N] [--authors DIR]`` (``make bench``)
 runs, per section, the reference and hepkg's implementation of the same method in alternating rounds
 after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
 (one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
@@ -8,8 +8,10 @@ quartiles, ``ratio`` = reference / side median, the quartiles of the per-round r
 :func:`hepkg.bench.compare`) and a figure of the ratios. The reference of spmv and gemm is the
 authors' public code, from a checkout (``--authors`` or the section's environment variable, e.g.
 ``HEPKG_AUTHORS_CSSC``); nothing of it is copied into hepkg (:func:`import_script` imports it from
-the checkout), and without a checkout hepkg's side is measured alone. The face-search reference is
-HyDia's method, the paper's baseline (no public code of the paper's; both sides are hepkg's).
+the checkout), and without a checkout hepkg's side is measured alone. The omr reference is the
+authors' C++ program, built from their checkout by the section's ``prepare`` (cached:
+:mod:`hepkg.bench.builds`). The face-search reference is HyDia's method as hepkg reimplements it from
+the authors' code (both sides are hepkg's).
 """
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ import types
 
 from .repeat import INCONCLUSIVE, compare
 
-__all__ = ["find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
+__all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
-SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus"}
+SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
+            "omr": "hepkg.omr.authors"}
 
 
 class MissingCheckout(FileNotFoundError):
@@ -202,6 +205,7 @@ def main(argv=None) -> None:
         if mod.REPO is not None:
             try:
                 checkout = find_checkout(args.authors, mod.ENV, mod.REPO, mod.FILES)
+                checkout = mod.prepare(checkout) if hasattr(mod, "prepare") else checkout  # C++: built, cached
             except MissingCheckout as exc:
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
         runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale)

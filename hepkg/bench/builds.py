@@ -1,0 +1,199 @@
+"""Cached CMake builds of foreign C++ (the papers' authors' programs and the OpenFHE they link), from source checkouts.
+
+Nothing is downloaded and nothing of theirs enters hepkg: each build takes the sources of a git
+checkout the user gives at a named commit (``git archive``: the checkout itself is never touched,
+submodules come from their own checkouts inside it), configures, builds with one job per core and
+installs into ``cache("authors", "<name>-<commit>-<options hash>")``. The options hash covers the
+CMake options, the compiler's version and the prefixes of the builds it links, so a changed option
+or dependency is a new build. A build folder is renamed into place only when complete, with its
+``build.json`` (name, commit, options, compiler, seconds, log) in it; a failed build leaves its log
+beside the cache (``<key>.failed.log``) and nothing else. Builds of one key wait for each other
+(a file lock).
+
+:func:`openfhe` installs OpenFHE; :func:`program` builds a CMake program against it.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+
+from hepkg import paths
+
+__all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "OPENFHE_OPTIONS", "clone_hint"]
+
+#: OpenFHE's CMake options here: the library alone (no tests, examples, benchmarks), OpenMP on as in the
+#: wheel, Release, 64-bit native integers, no machine-specific flags (as the wheel, which is built without them).
+OPENFHE_OPTIONS = dict(BUILD_UNITTESTS="OFF", BUILD_EXAMPLES="OFF", BUILD_BENCHMARKS="OFF", BUILD_STATIC="OFF",
+                       BUILD_SHARED="ON", WITH_OPENMP="ON", CMAKE_BUILD_TYPE="Release", NATIVE_SIZE="64",
+                       WITH_NATIVEOPT="OFF", GIT_SUBMOD_AUTO="OFF")
+
+
+class BuildError(RuntimeError):
+    """A build could not be made: missing tools or sources, or a failed step (its log's tail in the message)."""
+
+
+def clone_hint(repo: str, ref: str | None = None, recursive: bool = False) -> str:
+    """The command that fetches ``repo`` (owner/name on GitHub) for users with the internet."""
+    opts = (" --recursive" if recursive else "") + (f" --branch {ref}" if ref else "")
+    return f"git clone{opts} https://github.com/{repo}"
+
+
+def _run(cmd: list[str], log, cwd=None, env=None) -> None:
+    log.write(f"$ {' '.join(map(str, cmd))}\n")
+    log.flush()
+    done = subprocess.run(list(map(str, cmd)), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise subprocess.CalledProcessError(done.returncode, cmd)
+
+
+def _tool(name: str, package: str) -> str:
+    found = shutil.which(name)
+    if not found:
+        raise BuildError(f"{name} not found: install it (Debian/Ubuntu: sudo apt-get install -y {package})")
+    return found
+
+
+def compiler() -> str:
+    """The C++ compiler's first version line (part of every build's key)."""
+    cxx = os.environ.get("CXX") or _tool("c++", "build-essential")
+    return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+
+
+def commit_of(checkout, ref: str = "HEAD") -> str:
+    """The full commit ``ref`` names in the git checkout ``checkout``; BuildError if it is not one."""
+    checkout = pathlib.Path(checkout).expanduser()
+    if not checkout.exists():
+        raise BuildError(f"{checkout} does not exist")
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise BuildError(f"{checkout} is not a git checkout holding {ref!r}")
+    return done.stdout.strip()
+
+
+def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=()) -> None:
+    """The tree of ``commit`` into ``dest``, with each submodule path in ``submodules`` at the commit the tree
+    records, taken from the submodule's own checkout inside ``checkout``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for repo, rev, sub in [(checkout, commit, "")] + [(checkout / s, None, s) for s in submodules]:
+        if sub:
+            entry = subprocess.run(["git", "-C", str(checkout), "ls-tree", commit, sub], capture_output=True,
+                                   text=True, check=True).stdout.split()
+            if len(entry) < 3 or entry[1] != "commit":
+                raise BuildError(f"{checkout} at {commit[:12]} has no submodule {sub}")
+            rev = entry[2]
+            try:
+                commit_of(repo, rev)
+            except BuildError:
+                raise BuildError(f"{repo} lacks the submodule commit {rev[:12]}: run "
+                                 f"git -C {checkout} submodule update --init {sub}") from None
+        tar = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev], capture_output=True, check=True)
+        with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as t:
+            t.extractall(dest / sub, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(dest / sub)
+
+
+class Build:
+    """A finished build: ``prefix`` (its install folder), ``root`` (the build's folder) and its ``record``."""
+
+    def __init__(self, root: pathlib.Path):
+        self.root = root
+        self.prefix = root / "install"
+        self.record = json.loads((root / "build.json").read_text())
+
+    def __repr__(self) -> str:
+        return f"Build({self.record['name']} {self.record['commit'][:12]} at {self.root})"
+
+
+def _key(name: str, commit: str, options: dict, deps: list[Build]) -> str:
+    spec = json.dumps(dict(options=options, compiler=compiler(), deps=[str(d.root) for d in deps]), sort_keys=True)
+    return f"{name}-{commit[:12]}-{hashlib.sha256(spec.encode()).hexdigest()[:10]}"
+
+
+@contextlib.contextmanager
+def _locked(path: pathlib.Path):
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), overlay=None, deps=(),
+                 install: bool = True, quiet: bool = False) -> Build:
+    """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``overlay``:
+    (checkout, ref) of a tree copied over the sources (OpenFHE's HEXL layer); ``deps``: builds on CMake's prefix path."""
+    _tool("cmake", "cmake")
+    checkout = pathlib.Path(checkout).expanduser()
+    commit = commit_of(checkout, ref)
+    deps = list(deps)
+    spec = dict(options) | ({"overlay": commit_of(overlay[0], overlay[1])} if overlay else {})
+    key = _key(name, commit, spec, deps)
+    cache = paths.cache("authors")
+    final = cache / key
+    with _locked(cache / f"{key}.lock"):
+        if (final / "build.json").is_file():
+            return Build(final)
+        shutil.rmtree(final, ignore_errors=True)                 # an interrupted build of an older hepkg
+        work = pathlib.Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=cache))
+        log_path = work / "build.log"
+        started = time.perf_counter()
+        if not quiet:
+            print(f"building {name} {commit[:12]} ({' '.join(f'{k}={v}' for k, v in options.items())}) in {final}; "
+                  f"log: {log_path}", flush=True)
+        try:
+            with open(log_path, "w") as log:
+                _export(checkout, commit, work / "src", submodules)
+                if overlay:
+                    _export(pathlib.Path(overlay[0]).expanduser(), commit_of(overlay[0], overlay[1]), work / "src")
+                flags = [f"-D{k}={v}" for k, v in options.items()]
+                prefix = [f"-DCMAKE_PREFIX_PATH={';'.join(str(d.prefix) for d in deps)}"] if deps else []
+                _run(["cmake", "-S", work / "src", "-B", work / "build", f"-DCMAKE_INSTALL_PREFIX={final / 'install'}",
+                      *prefix, *flags], log)
+                _run(["cmake", "--build", work / "build", "-j", str(os.cpu_count() or 1)], log)
+                if install:
+                    # installed under the final path (CMake bakes it into the package files): staged with DESTDIR
+                    env = os.environ | dict(DESTDIR=str(work / "stage"))
+                    _run(["cmake", "--install", work / "build"], log, env=env)
+                    shutil.move(str(work / "stage" / str(final / "install").lstrip("/")), work / "install")
+                    shutil.rmtree(work / "stage")
+        except (subprocess.CalledProcessError, OSError, BuildError) as exc:
+            failed = cache / f"{key}.failed.log"
+            shutil.copyfile(log_path, failed) if log_path.exists() else None
+            shutil.rmtree(work, ignore_errors=True)
+            tail = failed.read_text(errors="replace").splitlines()[-25:] if failed.exists() else []
+            raise BuildError(f"{name} build failed ({exc}); log: {failed}\n" + "\n".join(tail)) from None
+        shutil.rmtree(work / "src")
+        (work / "build.json").write_text(json.dumps(dict(
+            name=name, commit=commit, ref=ref, options=options, overlay=spec.get("overlay"), compiler=compiler(),
+            deps=[d.record | dict(root=str(d.root)) for d in deps], seconds=round(time.perf_counter() - started, 1),
+            cores=os.cpu_count(), finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            log=str(final / "build.log")), indent=1))
+        os.replace(work, final)
+        return Build(final)
+
+
+def openfhe(checkout, ref: str, *, options: dict | None = None, quiet: bool = False) -> Build:
+    """OpenFHE (openfhe-development) at ``ref`` from ``checkout`` (its ``third-party/cereal`` submodule
+    checked out), with :data:`OPENFHE_OPTIONS` updated by ``options``, installed in the cache."""
+    return _cmake_build("openfhe", checkout, ref, OPENFHE_OPTIONS | (options or {}),
+                        submodules=("third-party/cereal",), quiet=quiet)
+
+
+def program(name: str, checkout, ref: str = "HEAD", *, deps=(), options: dict | None = None,
+            quiet: bool = False) -> Build:
+    """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``,
+    built against ``deps`` (their prefixes on CMake's prefix path)."""
+    return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
+                        install=False, quiet=quiet)

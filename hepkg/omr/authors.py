@@ -1,0 +1,173 @@
+"""The authors' SophOMR (github.com/keewoolee/SophOMR, C++ on OpenFHE) beside hepkg's SophOMR / SophOMD.
+
+Their program runs unchanged: :func:`prepare` builds it from their checkout (``--authors`` or
+``$HEPKG_AUTHORS_SOPHOMR``) against OpenFHE at the version they tested (:data:`OPENFHE_REF`), built
+from an openfhe-development checkout (``$HEPKG_OPENFHE_SRC``, its ``third-party/cereal`` submodule
+checked out), with NTL and GMP from the system (:mod:`hepkg.bench.builds`: cached outside the
+repository). Each of their runs is ``test OMD <N> <k>`` or ``test OMR <N> <k> <t>`` (a configuration
+of their ``main.cpp``; any other is refused before it starts, since theirs would fall back to its
+defaults) in a scratch folder, where it writes its keys and digest to ``data/``. Their lines give
+the affine transform, range check, compression and decoding times; the time to their "Setup
+Finished!" line is their key generation (``keygen_s``, process start included); the process's own
+peak RSS comes from ``wait4``; ``correct`` is their "Result is Correct!".
+
+hepkg's side is :func:`hepkg.omr.experiments.measure` (a child process) on the same N, k and payload
+(612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked against
+the planted messages. The sides alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both
+(the case's ``threads``). What cannot be made equal: hepkg runs the openfhe-python wheel (OpenFHE
+1.6.1, no HEXL), which refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's
+top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``), and hepkg has no ring switching (its
+digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+import subprocess
+import tempfile
+import time
+
+from hepkg.bench.versus import MissingCheckout, alternate
+
+__all__ = ["REPO", "ENV", "OPENFHE_ENV", "OPENFHE_REF", "prepare", "authors_configs", "parse", "run_authors",
+           "versus_cases", "versus_run", "derive"]
+
+REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
+OPENFHE_REPO, OPENFHE_ENV, OPENFHE_REF = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC", "v1.4.0"
+#: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
+QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
+              "digest_kb")
+REPS = 5
+PAYLOAD_BYTES = 612        # their payload_size = 612 * 8 bits (global.cpp), the OMR configurations' payload
+PARAMS = {"default": "bfv-omr-soph", "quick": "toy-bfv-omr-soph"}
+_LINES = {"affine_s": (r"Affine Transform time:\s*([0-9.eE+-]+)\s*sec", 1.0),
+          "range_check_s": (r"RangeCheck time:\s*([0-9.eE+-]+)\s*sec", 1.0),
+          "compression_s": (r"Compression time:\s*([0-9.eE+-]+)\s*sec", 1.0),
+          "decode_s": (r"Client-side Decoding Time:\s*([0-9.eE+-]+)\s*ms", 1e-3)}
+_CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Authors:
+    """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, the configurations its ``main.cpp``
+    accepts (:func:`authors_configs`) and the records of the builds (:class:`hepkg.bench.builds.Build`)."""
+
+    binary: pathlib.Path
+    libdir: pathlib.Path
+    configs: frozenset
+    builds: tuple = ()
+
+
+def authors_configs(checkout) -> frozenset[str]:
+    """The configurations their ``main.cpp`` maps to parameter sets: ``'OMD_65536_50'``, ``'OMR_65536_50_250'``, ..."""
+    text = (pathlib.Path(checkout) / "main.cpp").read_text()
+    return frozenset(re.findall(r'\{\s*"((?:OMR|OMD)_\d+_\d+(?:_\d+)?)"\s*,', text))
+
+
+def prepare(checkout) -> Authors:
+    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``;
+    MissingCheckout, with the clone commands, when that checkout is not given."""
+    from hepkg.bench import builds
+
+    src = os.environ.get(OPENFHE_ENV)
+    if not src:
+        raise MissingCheckout(f"no OpenFHE source to build {REPO} against: "
+                              f"{builds.clone_hint(OPENFHE_REPO, OPENFHE_REF, recursive=True)} and set {OPENFHE_ENV} "
+                              f"to its path (its third-party/cereal submodule checked out)")
+    lib = builds.openfhe(src, OPENFHE_REF)
+    prog = builds.program("sophomr", checkout, deps=[lib])
+    return Authors(prog.root / "build" / "test", lib.prefix / "lib", authors_configs(checkout), (lib, prog))
+
+
+def parse(output: str) -> dict:
+    """Their run's printed times (seconds) and correctness; ValueError naming a missing line."""
+    out = {}
+    for name, (pattern, scale) in _LINES.items():
+        found = re.search(pattern, output)
+        if not found:
+            raise ValueError(f"the authors' output has no line matching {pattern!r}")
+        out[name] = float(found.group(1)) * scale
+    out["digest_s"] = out["affine_s"] + out["range_check_s"] + out["compression_s"]
+    out["correct"] = "Result is Correct!" in output
+    return out
+
+
+def _args(mode: str, N: int, k: int, t) -> list[str]:
+    return [mode, str(N), str(k)] + ([str(t)] if mode == "OMR" else [])
+
+
+def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int) -> dict:
+    """One run of their program (see the module docstring): times, peak RSS, the sizes in ``data/``."""
+    key = "_".join(_args(mode, N, k, t))
+    if key not in authors.configs:
+        raise ValueError(f"{REPO} has no configuration {key} (theirs: {', '.join(sorted(authors.configs))})")
+    env = os.environ | dict(OMP_NUM_THREADS=str(threads),
+                            LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(authors.libdir),
+                                                                          os.environ.get("LD_LIBRARY_PATH")])))
+    with tempfile.TemporaryDirectory(prefix="hepkg-sophomr-") as tmp:
+        (pathlib.Path(tmp) / "data").mkdir()
+        start = time.perf_counter()
+        proc = subprocess.Popen([str(authors.binary), *_args(mode, N, k, t)], cwd=tmp, env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        lines, setup_s = [], float("nan")
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Setup Finished!"):
+                setup_s = time.perf_counter() - start
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        output = "".join(lines)
+        if proc.returncode:
+            raise RuntimeError(f"the authors' {key} exited with {proc.returncode}:\n{output[-2000:]}")
+        data = pathlib.Path(tmp) / "data"
+        files = {p.name: p.stat().st_size for p in data.iterdir()}
+    return parse(output) | dict(keygen_s=setup_s, rss_gb=usage.ru_maxrss * 1024 / 1e9,
+                                digest_kb=files.get("digest.txt", float("nan")) / 1e3,
+                                key_kb=sum(v for name, v in files.items() if name != "digest.txt") / 1e3)
+
+
+def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int) -> dict:
+    """hepkg's SophOMD / SophOMR on the same configuration, in a child process (keys, one digest, decoding)."""
+    from .experiments import measure
+
+    cfg = dict(backend="openfhe", params=params, ps="sophomr", scheme="sophomd" if mode == "OMD" else "sophomr",
+               N=N, k=k, payload_bytes=PAYLOAD_BYTES, seed=seed, reps=1, insecure=params.startswith("toy"),
+               omp_threads=threads)
+    (r,) = measure(cfg)
+    if r["status"] != "measured":
+        raise RuntimeError(f"hepkg's {cfg['scheme']} N={N} k={k}: {r['status']}")
+    return dict(affine_s=r["affine_wall_s"], range_check_s=r["range_check_wall_s"],
+                compression_s=r["compression_wall_s"], digest_s=r["digest_s"], decode_s=r["retrieve_s"],
+                keygen_s=r["keygen_s"], rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
+                key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]))
+
+
+def versus_cases(scale: str) -> list[str]:
+    """The paper's Table 3 configurations (``OMD N65536 k50``, ``OMR N65536 k50 t250``) and its k = 16 OMD, at
+    one and two OpenMP threads; quick: a toy N for hepkg alone (the authors' program has no such configuration)."""
+    if scale == "quick":
+        return ["OMD N4096 k4 threads2"]
+    return [f"{c} threads{th}" for th in (1, 2) for c in ("OMD N65536 k50", "OMR N65536 k50 t250", "OMD N65536 k16")]
+
+
+def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: int = 0):
+    """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s, or None: hepkg alone)."""
+    mode, N, k, t, threads = _CASE.fullmatch(case).groups()
+    N, k, threads = int(N), int(k), int(threads)
+    params = PARAMS["quick" if N < 2 ** 16 else "default"]
+    sides = {}
+    if authors is not None and "_".join(_args(mode, N, k, t)) in authors.configs:
+        sides["authors"] = lambda: run_authors(authors, mode, N, k, t, threads)
+    rounds = iter(range(10 ** 6))
+    sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, seed + next(rounds))
+    out = alternate(sides, reps)
+    return out.assign(case=case, threads=threads, params=params,
+                      openfhe=out.side.map({"authors": OPENFHE_REF, "hepkg": _wheel_version()}))
+
+
+def _wheel_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("openfhe")

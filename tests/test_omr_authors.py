@@ -1,0 +1,111 @@
+"""The harness that runs the authors' SophOMR beside hepkg's (hepkg.omr.authors), on a stand-in program."""
+import pathlib
+import stat
+import textwrap
+
+import pytest
+
+from hepkg.bench.versus import MissingCheckout
+from hepkg.omr import authors as A
+
+#: Their lines as their sophomr.cpp and detect.cpp print them (tabs, a blank line after each).
+OUTPUT = """1. Setup Started!
+
+Setup Finished!
+
+\t 3-1. Detection Started!
+
+\t\t Affine Transform time: 61.25sec
+
+\t\t RangeCheck time: 40.5sec
+
+\t Detection time: 101.8sec
+
+\t Compression time: 12.125sec
+
+Client-side Decoding Finished!
+Client-side Decoding Time: 250.5ms
+
+Result is Correct!
+"""
+
+
+def test_parse_reads_every_phase_and_the_verdict():
+    got = A.parse(OUTPUT)
+    assert got == dict(affine_s=61.25, range_check_s=40.5, compression_s=12.125, decode_s=0.2505,
+                       digest_s=61.25 + 40.5 + 12.125, correct=True)
+    assert A.parse(OUTPUT.replace("Result is Correct!", "Something went Wrong!"))["correct"] is False
+
+
+def test_parse_names_the_missing_line():
+    with pytest.raises(ValueError, match="RangeCheck"):
+        A.parse(OUTPUT.replace("RangeCheck time", "RangeCheck tim"))
+
+
+def test_authors_configs_are_read_from_their_main(tmp_path):
+    (tmp_path / "main.cpp").write_text(textwrap.dedent("""
+        std::map<std::string, std::function<void()>> paramFuncs = {
+            {"OMR_65536_50_250", param_OMR_65536_50_250},
+            {"OMD_65536_16", param_OMD_65536_16},
+        };"""))
+    assert A.authors_configs(tmp_path) == {"OMR_65536_50_250", "OMD_65536_16"}
+
+
+def _standin(tmp_path: pathlib.Path, body: str) -> A.Authors:
+    exe = tmp_path / "test"
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return A.Authors(exe, tmp_path / "lib", frozenset({"OMD_65536_16", "OMR_65536_50_250"}))
+
+
+def test_run_authors_times_their_phases_and_reads_their_files(tmp_path):
+    lines = OUTPUT.replace("\n", "\\n")
+    authors = _standin(tmp_path, f"""
+        [ "$*" = "OMR 65536 50 250" ] || exit 3
+        [ "$OMP_NUM_THREADS" = 1 ] || exit 4
+        case "$LD_LIBRARY_PATH" in {tmp_path}/lib*) ;; *) exit 5;; esac
+        head -c 3000 /dev/zero > data/key-rot.txt
+        head -c 1500 /dev/zero > data/digest.txt
+        printf '{lines}'
+        """)
+    got = A.run_authors(authors, "OMR", 65536, 50, 250, threads=1)
+    assert got["correct"] and got["compression_s"] == 12.125
+    assert got["digest_kb"] == 1.5 and got["key_kb"] == 3.0
+    assert 0 < got["keygen_s"] < 60 and got["rss_gb"] > 0
+
+
+def test_run_authors_refuses_a_configuration_they_lack_before_starting(tmp_path):
+    authors = _standin(tmp_path, "touch started\n")
+    with pytest.raises(ValueError, match="no configuration OMD_65536_50"):
+        A.run_authors(authors, "OMD", 65536, 50, None, threads=1)
+    assert not (tmp_path / "started").exists()
+
+
+def test_run_authors_reports_a_failed_run_with_its_output(tmp_path):
+    authors = _standin(tmp_path, "echo 'Setup Finished!'; echo boom; exit 7\n")
+    with pytest.raises(RuntimeError, match=r"exited with 7(.|\n)*boom"):
+        A.run_authors(authors, "OMD", 65536, 16, None, threads=1)
+
+
+def test_run_authors_refuses_output_without_their_times(tmp_path):
+    authors = _standin(tmp_path, "echo 'Result is Correct!'\n")
+    with pytest.raises(ValueError, match="Affine Transform"):
+        A.run_authors(authors, "OMD", 65536, 16, None, threads=1)
+
+
+def test_prepare_without_an_openfhe_source_says_how_to_get_one(tmp_path, monkeypatch):
+    monkeypatch.delenv(A.OPENFHE_ENV, raising=False)
+    with pytest.raises(MissingCheckout, match=r"git clone --recursive --branch v1\.4\.0 .*openfhe-development"):
+        A.prepare(tmp_path)
+
+
+def test_cases_are_the_papers_configurations_at_one_and_two_threads():
+    cases = A.versus_cases("default")
+    assert "OMD N65536 k50 threads1" in cases and "OMR N65536 k50 t250 threads2" in cases and len(cases) == 6
+
+
+def test_the_omr_section_runs_hepkg_alone_without_their_program():
+    runs = A.versus_run("OMD N4096 k4 threads1", None, reps=1)
+    assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
+    assert (runs[["affine_s", "range_check_s", "compression_s", "decode_s"]] > 0).all(axis=None)
+    assert runs.digest_s.iloc[0] >= runs[["affine_s", "range_check_s", "compression_s"]].sum(axis=1).iloc[0] * 0.99
