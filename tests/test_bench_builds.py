@@ -103,3 +103,14 @@ def test_a_failed_build_leaves_its_log_and_nothing_else(cache, tmp_path):
 def test_a_ref_the_checkout_lacks_is_named(cache, library):
     with pytest.raises(builds.BuildError, match="v9"):
         builds.openfhe(library, "v9", quiet=True)
+
+
+def test_paths_limit_the_sources_to_those_named(cache, tmp_path):
+    guard = 'if(EXISTS ${CMAKE_SOURCE_DIR}/datasets)\n  message(FATAL_ERROR "datasets exported")\nendif()\n'
+    prog = _repo(tmp_path / "prog", {"CMakeLists.txt": PROGRAM.replace("find_path(CEREAL cereal.h REQUIRED)\n", guard)
+                                     .replace("${CEREAL}", "include"), "main.cpp": MAIN,
+                                     "include/cereal.h": "#define ANSWER 7\n", "datasets/big.dat": "1 2 3\n"})
+    with pytest.raises(builds.BuildError, match="datasets exported"):
+        builds.program("prog", prog, quiet=True)
+    b = builds.program("prog", prog, paths=("CMakeLists.txt", "main.cpp", "include"), quiet=True)
+    assert subprocess.run([b.root / "build" / "test"], capture_output=True, text=True).stdout == "7\n"

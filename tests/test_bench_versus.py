@@ -223,24 +223,24 @@ def test_the_gemm_section_runs_hepkg_alone_without_a_checkout():
     assert (runs.overhead >= 1).all()
 
 
-def test_the_facesearch_section_alternates_children_and_checks_the_count(monkeypatch):
+def test_the_facesearch_section_alternates_processes_and_checks_both_answers(monkeypatch):
     from hepkg.facesearch import experiments, versus as fv
 
     calls = []
 
     def fake_measure(cfg):
-        calls.append((cfg["method"], cfg["l"], cfg["K"], cfg["kappa"], cfg["identify"]))
+        calls.append((cfg["method"], cfg["l"], cfg["K"], cfg["kappa"], cfg["identify"], cfg["reps"], cfg["warmup"]))
         err = 0.1 if cfg["method"] == "hydia" else 0.7
-        return [dict(status="measured", rep=r, membership_s=2.0, membership_he_s=1.9, rss_peak_bytes=5e9,
-                     server_rss_peak_bytes=4e9,
-                     count_error=err, op_rotate=511) for r in range(cfg["reps"])]
+        return [dict(status="measured", rep=0, membership_s=2.0, membership_he_s=1.9, identify_s=3.0,
+                     rss_peak_bytes=5e9, server_rss_peak_bytes=4e9, keygen_s=1.0, enroll_s=2.0, identified=True,
+                     count_error=err, op_rotate=511, op_keyswitch=511, op_mul_ct=512, rotation_keys=516)]
     monkeypatch.setattr(experiments, "measure", fake_measure)
     runs = fv.versus_run("l512 K1024 kappa10", None, reps=2)
-    assert calls == [("hydia", 512, 1024, 10, False), ("bsgs-diagonal", 512, 1024, 10, False)] * fv.ROUNDS
-    assert list(runs.rep[runs.side == "hydia"]) == [0, 1, 2, 3] and (runs.rss_gb == 4.0).all()
-    assert (runs.child_rss_gb == 5.0).all()
+    h, b = ("hydia", 512, 1024, 10, True, 1, 0), ("bsgs-diagonal", 512, 1024, 10, True, 1, 0)
+    assert calls == [h, b, b, h, h, b]          # a warm-up round, then the order rotated round by round
+    assert list(runs.rep[runs.side == "hydia"]) == [0, 1] and (runs.rss_gb == 5.0).all()
     assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {"bsgs-diagonal": False, "hydia": True}
-    assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0, 1.0]
+    assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0] * len(fv.QUANTITIES)
 
 
 def test_render_only_rebuilds_each_summary_and_figure_from_the_runs(tmp_path):

@@ -28,7 +28,7 @@ import tarfile
 import tempfile
 import time
 
-from hepkg import paths
+from hepkg import paths as hepkg_paths
 
 __all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "OPENFHE_OPTIONS", "clone_hint"]
 
@@ -82,9 +82,9 @@ def commit_of(checkout, ref: str = "HEAD") -> str:
     return done.stdout.strip()
 
 
-def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=()) -> None:
-    """The tree of ``commit`` into ``dest``, with each submodule path in ``submodules`` at the commit the tree
-    records, taken from the submodule's own checkout inside ``checkout``."""
+def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=(), paths=()) -> None:
+    """The tree of ``commit`` (only ``paths`` in it, if given) into ``dest``, with each submodule path in
+    ``submodules`` at the commit the tree records, taken from the submodule's own checkout inside ``checkout``."""
     dest.mkdir(parents=True, exist_ok=True)
     for repo, rev, sub in [(checkout, commit, "")] + [(checkout / s, None, s) for s in submodules]:
         if sub:
@@ -98,7 +98,10 @@ def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=
             except BuildError:
                 raise BuildError(f"{repo} lacks the submodule commit {rev[:12]}: run "
                                  f"git -C {checkout} submodule update --init {sub}") from None
-        tar = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev], capture_output=True, check=True)
+        only = ["--", *paths] if paths and not sub else []
+        tar = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev, *only], capture_output=True)
+        if tar.returncode:
+            raise BuildError(f"git archive of {repo} at {rev[:12]} failed: {tar.stderr.decode(errors='replace').strip()}")
         with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as t:
             t.extractall(dest / sub, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(dest / sub)
 
@@ -130,17 +133,19 @@ def _locked(path: pathlib.Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), overlay=None, deps=(),
+def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), overlay=None, deps=(),
                  install: bool = True, quiet: bool = False) -> Build:
     """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``overlay``:
-    (checkout, ref) of a tree copied over the sources (OpenFHE's HEXL layer); ``deps``: builds on CMake's prefix path."""
+    (checkout, ref) of a tree copied over the sources (OpenFHE's HEXL layer); ``deps``: builds on CMake's prefix path;
+    ``paths``: the only paths of the tree built (a repository whose large files are not checked out)."""
     _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
     commit = commit_of(checkout, ref)
     deps = list(deps)
-    spec = dict(options) | ({"overlay": commit_of(overlay[0], overlay[1])} if overlay else {})
+    spec = dict(options) | ({"overlay": commit_of(overlay[0], overlay[1])} if overlay else {}) | (
+        {"paths": list(paths)} if paths else {})
     key = _key(name, commit, spec, deps)
-    cache = paths.cache("authors")
+    cache = hepkg_paths.cache("authors")
     final = cache / key
     with _locked(cache / f"{key}.lock"):
         if (final / "build.json").is_file():
@@ -154,7 +159,7 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
                   f"log: {log_path}", flush=True)
         try:
             with open(log_path, "w") as log:
-                _export(checkout, commit, work / "src", submodules)
+                _export(checkout, commit, work / "src", submodules, paths)
                 if overlay:
                     _export(pathlib.Path(overlay[0]).expanduser(), commit_of(overlay[0], overlay[1]), work / "src")
                 flags = [f"-D{k}={v}" for k, v in options.items()]
@@ -191,9 +196,9 @@ def openfhe(checkout, ref: str, *, options: dict | None = None, quiet: bool = Fa
                         submodules=("third-party/cereal",), quiet=quiet)
 
 
-def program(name: str, checkout, ref: str = "HEAD", *, deps=(), options: dict | None = None,
+def program(name: str, checkout, ref: str = "HEAD", *, deps=(), options: dict | None = None, paths=(),
             quiet: bool = False) -> Build:
-    """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``,
-    built against ``deps`` (their prefixes on CMake's prefix path)."""
+    """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``
+    (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path)."""
     return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
-                        install=False, quiet=quiet)
+                        paths=paths, install=False, quiet=quiet)

@@ -1,62 +1,87 @@
-"""BSGS-Diagonal beside HyDia's method (the paper's baseline), for ``python -m hepkg.bench.versus facesearch``.
+"""HyDia and BSGS-Diagonal, and HyDia's own C++, for ``python -m hepkg.bench.versus facesearch``.
 
-No checkout is needed: both methods are hepkg's, on OpenFHE at the paper's ring (``ckks-32768-d11``,
-128-bit). Each side is measured by :func:`hepkg.facesearch.experiments.measure` in its own spawned
-child (keys, enrollment, one warm-up query and ``reps`` membership queries; the child's peak RSS is
-the side's memory), the children alternating HyDia, BSGS-Diagonal, HyDia, ... for :data:`ROUNDS`
-rounds. ``e2e_s`` is one membership query (Algorithm 7: rotations, similarity with the diagonals
-read from disk, comparison, aggregation), ``he_s`` its seconds inside OpenFHE, ``rss_gb`` the peak
-resident memory of the side's child from the end of enrollment on (the server: its keys, the
-queries; ``child_rss_gb`` includes the enrollment, which the protocol's enroller does apart); ``correct``: the decrypted membership count is within 0.5 of
-numpy's (the count of matches stays exact when rounded; identification is not run here, the
-section's notebook checks it).
+Sides: ``hydia`` (the authors' HyDia as hepkg reimplements it: every product of a group held, their
+key set), ``bsgs-diagonal`` (the paper's Algorithm 1), both on OpenFHE at the paper's ring
+(``ckks-32768-d11``, 128-bit), and, given a checkout of HyDia's code (``$HEPKG_AUTHORS_HYDIA``, built by
+:func:`hepkg.facesearch.authors.prepare`), ``hydia C++``: their ``ImageMatching`` on the same database
+written in their format, where they support it (l = 512; their comparison is their own, at depth 10
+as kappa = 10). Every run is one process (hepkg's: :func:`hepkg.facesearch.experiments.measure`, a
+spawned child) that generates its keys, enrolls the database and answers one membership query and one
+identification, as their program does; the sides alternate, their order rotated round by round, after a
+warm-up round. ``e2e_s`` is the membership query (Algorithm 7: rotations, similarity with the diagonals
+read from disk, comparison, aggregation), ``identify_s`` the identification, ``rss_gb`` the process's
+peak resident memory, ``keygen_s`` and ``enroll_s`` the setup; ``correct``: the membership decision is
+right (a member iff a vector matches; hepkg: the decrypted count within 0.5 of numpy's) and so are the
+identified indices.
 """
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 
-__all__ = ["REFERENCE", "versus_cases", "versus_run"]
+from . import authors as A
 
-REPO = ENV = None
-FILES = ()
+__all__ = ["REFERENCE", "versus_cases", "versus_run", "prepare"]
+
+REPO, ENV, FILES = A.REPO, A.ENV, A.FILES
 REFERENCE = "hydia"
-QUANTITIES = ("e2e_s", "rss_gb")
+QUANTITIES = ("e2e_s", "identify_s", "rss_gb", "keygen_s")
 PARAMS = "ckks-32768-d11"
-#: Children per side (alternating), and membership queries per child after its warm-up query.
-ROUNDS, REPS = 2, 2
+REPS = 5
+KM = 16
+prepare = A.prepare
 
 
 def versus_cases(scale: str) -> list[str]:
-    """``'l<l> K<K> kappa<kappa>'``: the largest K both methods run here at l = 512 (HyDia's 511 keys take
-    16 GB); quick: l = 128."""
+    """``'l<l> K<K> kappa<kappa>'``: the largest K both of hepkg's methods run here at l = 512 (HyDia's held
+    products take 16 GB); quick: l = 128."""
     return ["l128 K1024 kappa8"] if scale == "quick" else ["l512 K1024 kappa10"]
 
 
-def versus_run(case: str, checkout=None, *, reps: int, seed: int = 0):
-    """One row per kept membership query of HyDia and BSGS-Diagonal on ``case`` (see the module docstring);
-    ``checkout`` is unused (both sides are hepkg's). OpenMP threads: ``$OMP_NUM_THREADS``, else 2."""
+def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int) -> dict:
+    from .experiments import measure
+
+    cfg = dict(backend="openfhe", params=PARAMS, method=method, K=K, Km=KM, l=l, kappa=kappa, seed=seed, reps=1,
+               warmup=0, workers=1, omp_threads=threads, identify=True, absent=False)
+    (r,) = measure(cfg)
+    if r["status"] != "measured":
+        return dict(status=r["status"], correct=False)
+    return dict(status="measured", e2e_s=r["membership_s"], he_s=r["membership_he_s"], identify_s=r["identify_s"],
+                rss_gb=r["rss_peak_bytes"] / 1e9, server_rss_gb=r["server_rss_peak_bytes"] / 1e9,
+                keygen_s=r["keygen_s"], enroll_s=r["enroll_s"], count_error=r["count_error"],
+                correct=bool(r["count_error"] < 0.5 and r["identified"]), rotate=r["op_rotate"],
+                keyswitch=r["op_keyswitch"], mul_ct=r["op_mul_ct"], rotation_keys=r["rotation_keys"])
+
+
+def _theirs(authors, dataset, matches, threads: int) -> dict:
+    r = A.run_authors(authors, dataset, threads)
+    return dict(status="measured", e2e_s=r["membership_s"], identify_s=r["identify_s"], rss_gb=r["rss_gb"],
+                keygen_s=r["keygen_s"], enroll_s=r["enroll_s"], disk_gb=r["disk_gb"],
+                correct=r["member"] == (len(matches) > 0) and sorted(r["indices"]) == sorted(matches))
+
+
+def versus_run(case: str, authors=None, *, reps: int, seed: int = 0):
+    """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s build, or None: hepkg's
+    two methods alone). OpenMP threads: ``$OMP_NUM_THREADS``, else 2, on every side."""
     import pandas as pd
 
-    from .experiments import measure
+    from hepkg.datasets.faces import synthetic_database
 
     l, K, kappa = (int(x) for x in re.fullmatch(r"l(\d+) K(\d+) kappa(\d+)", case).groups())
     threads = int(os.environ.get("OMP_NUM_THREADS", 2))
+    inst = synthetic_database(K, KM, l, seed)
     rows = []
-    for rnd in range(ROUNDS):
-        for method in (REFERENCE, "bsgs-diagonal"):
-            cfg = dict(backend="openfhe", params=PARAMS, method=method, K=K, Km=16, l=l, kappa=kappa, seed=seed,
-                       reps=reps, warmup=1, workers=1, omp_threads=threads, identify=False)
-            for r in measure(cfg):
-                ok = r["status"] == "measured"
-                rows.append(dict(side=method, round=rnd, rep=rnd * reps + r.get("rep", 0), status=r["status"],
-                                 e2e_s=r.get("membership_s"), he_s=r.get("membership_he_s"),
-                                 rss_gb=r.get("server_rss_peak_bytes", float("nan")) / 1e9,
-                                 child_rss_gb=r.get("rss_peak_bytes", float("nan")) / 1e9, omp_threads=threads,
-                                 correct=ok and r["count_error"] < 0.5, count_error=r.get("count_error"),
-                                 rotate=r.get("op_rotate"), keyswitch=r.get("op_keyswitch"),
-                                 mul_ct=r.get("op_mul_ct"), hoisted_precompute=r.get("op_hoisted_precompute"),
-                                 rotation_keys=r.get("rotation_keys"), keygen_s=r.get("keygen_s")))
-    out = pd.DataFrame(rows)
-    out["overhead"] = out.e2e_s / out.he_s
-    return out.assign(case=case, params=PARAMS)
+    with tempfile.TemporaryDirectory(prefix="hepkg-faces-dataset-") as tmp:
+        sides = {m: (lambda m=m: _hepkg(m, l, K, kappa, threads, seed)) for m in (REFERENCE, "bsgs-diagonal")}
+        if authors is not None and l == A.DIM and kappa == 10:
+            dataset = f"{tmp}/dataset.dat"
+            A.write_dataset(dataset, inst.database, inst.query)
+            sides["hydia C++"] = lambda: _theirs(authors, dataset, list(inst.matches), threads)
+        names = list(sides)
+        for rnd in range(1 + reps):                       # round 0: warm-up
+            for name in names[rnd % len(names):] + names[:rnd % len(names)]:
+                row = sides[name]()
+                if rnd:
+                    rows.append(dict(side=name, rep=rnd - 1, omp_threads=threads) | row)
+    return pd.DataFrame(rows).assign(case=case, params=PARAMS)
