@@ -79,7 +79,7 @@ def test_run_authors_reports_a_failed_run(tmp_path):
 
 
 def test_prepare_without_an_openfhe_source_says_how_to_get_one(tmp_path, monkeypatch):
-    monkeypatch.delenv(A.OPENFHE_ENV, raising=False)
+    monkeypatch.delenv("HEPKG_OPENFHE_SRC", raising=False)
     with pytest.raises(MissingCheckout, match=r"--branch v1\.2\.3 .*openfhe-development"):
         A.prepare(tmp_path)
 

@@ -94,7 +94,7 @@ def test_run_authors_refuses_output_without_their_times(tmp_path):
 
 
 def test_prepare_without_an_openfhe_source_says_how_to_get_one(tmp_path, monkeypatch):
-    monkeypatch.delenv(A.OPENFHE_ENV, raising=False)
+    monkeypatch.delenv("HEPKG_OPENFHE_SRC", raising=False)
     with pytest.raises(MissingCheckout, match=r"git clone --recursive --branch v1\.4\.0 .*openfhe-development"):
         A.prepare(tmp_path)
 

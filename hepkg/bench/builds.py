@@ -10,7 +10,8 @@ or dependency is a new build. A build folder is renamed into place only when com
 beside the cache (``<key>.failed.log``) and nothing else. Builds of one key wait for each other
 (a file lock).
 
-:func:`openfhe` installs OpenFHE; :func:`program` builds a CMake program against it.
+:func:`openfhe` installs OpenFHE; :func:`program` builds a CMake program against it; :func:`against_openfhe`
+does both for an authors' checkout; :func:`run` runs a built program.
 """
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ import time
 
 from hepkg import paths as hepkg_paths
 
-__all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "OPENFHE_OPTIONS", "clone_hint"]
+__all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "run", "OPENFHE_OPTIONS",
+           "OPENFHE_ENV", "clone_hint"]
+
+OPENFHE_REPO, OPENFHE_ENV = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC"
 
 #: OpenFHE's CMake options here: the library alone (no tests, examples, benchmarks), OpenMP on as in the
 #: wheel, Release, 64-bit native integers, no machine-specific flags (as the wheel, which is built without them).
@@ -202,3 +206,47 @@ def program(name: str, checkout, ref: str = "HEAD", *, deps=(), options: dict | 
     (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path)."""
     return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
                         paths=paths, install=False, quiet=quiet)
+
+
+def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=()) -> tuple[Build, Build]:
+    """(OpenFHE at ``openfhe_ref`` from the checkout ``$HEPKG_OPENFHE_SRC``, the program ``name`` of ``checkout``
+    built against it); MissingCheckout, with the clone command, when ``$HEPKG_OPENFHE_SRC`` is not set."""
+    from .versus import MissingCheckout
+
+    src = os.environ.get(OPENFHE_ENV)
+    if not src:
+        raise MissingCheckout(f"no OpenFHE source to build {name} against: "
+                              f"{clone_hint(OPENFHE_REPO, openfhe_ref, recursive=True)} and set {OPENFHE_ENV} to its "
+                              f"path (its third-party/cereal submodule checked out)")
+    lib = openfhe(src, openfhe_ref)
+    return lib, program(name, checkout, deps=[lib], paths=paths)
+
+
+def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None):
+    """Run ``binary args`` in a scratch folder (``setup(folder)`` prepares it), with ``threads`` OpenMP threads
+    (``thread_limit``: also ``OMP_THREAD_LIMIT``, which caps teams the program sizes itself) and ``libdir`` on the
+    library path. Returns (its output, {mark: seconds from the start to the first line containing it}, its own
+    peak RSS in bytes from ``wait4``, the sizes of the files it left, by path relative to the folder).
+    RuntimeError with the output's tail when it fails."""
+    env = os.environ | dict(OMP_NUM_THREADS=str(threads),
+                            LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir), os.environ.get("LD_LIBRARY_PATH")])))
+    if thread_limit:
+        env["OMP_THREAD_LIMIT"] = str(threads)
+    with tempfile.TemporaryDirectory(prefix=f"hepkg-{pathlib.Path(binary).name}-") as tmp:
+        if setup is not None:
+            setup(pathlib.Path(tmp))
+        start = time.perf_counter()
+        proc = subprocess.Popen([str(binary), *map(str, args)], cwd=tmp, env=env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        lines, seen = [], {}
+        for line in proc.stdout:
+            lines.append(line)
+            seen |= {m: time.perf_counter() - start for m in marks if m in line and m not in seen}
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        output = "".join(lines)
+        if proc.returncode:
+            raise RuntimeError(f"{pathlib.Path(binary).name} {' '.join(map(str, args))} exited with {proc.returncode}:"
+                               f"\n{output[-2000:]}")
+        files = {str(p.relative_to(tmp)): p.stat().st_size for p in pathlib.Path(tmp).rglob("*") if p.is_file()}
+    return output, seen, usage.ru_maxrss * 1024, files

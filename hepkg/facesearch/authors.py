@@ -17,22 +17,18 @@ Their parallel loops ask for ``MAX_NUM_CORES`` = 48 threads (``num_threads(48)``
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 import re
-import subprocess
-import tempfile
-import time
 
 import numpy as np
 
-from hepkg.bench.versus import MissingCheckout
+from hepkg.bench import builds
 
 __all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "Authors", "prepare", "write_dataset", "parse", "run_authors"]
 
 REPO, ENV, FILES = "n7koirala/image_matching", "HEPKG_AUTHORS_HYDIA", ("src/main.cpp", "CMakeLists.txt",
                                                                        "include/config.h")
-OPENFHE_REPO, OPENFHE_ENV, OPENFHE_REF = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC", "v1.2.3"
+OPENFHE_REF = "v1.2.3"
 SOURCES = ("CMakeLists.txt", "include", "src")
 APPROACH = 5                      # their "Novel diagonal transform": HyDia
 DIM = 512                         # their VECTOR_DIM (config.h)
@@ -41,25 +37,16 @@ _TIME = r"done \(([0-9.eE+-]+)s\)"
 
 @dataclasses.dataclass(frozen=True)
 class Authors:
-    """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, and the builds' records."""
+    """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, and ``built``, the builds."""
 
     binary: pathlib.Path
     libdir: pathlib.Path
-    builds: tuple = ()
+    built: tuple = ()
 
 
 def prepare(checkout) -> Authors:
-    """Their ``ImageMatching`` built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``;
-    MissingCheckout, with the clone command, when that checkout is not given."""
-    from hepkg.bench import builds
-
-    src = os.environ.get(OPENFHE_ENV)
-    if not src:
-        raise MissingCheckout(f"no OpenFHE source to build {REPO} against: "
-                              f"{builds.clone_hint(OPENFHE_REPO, OPENFHE_REF, recursive=True)} and set {OPENFHE_ENV} "
-                              f"to its path (its third-party/cereal submodule checked out)")
-    lib = builds.openfhe(src, OPENFHE_REF)
-    prog = builds.program("hydia", checkout, deps=[lib], paths=SOURCES)
+    """Their ``ImageMatching`` built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``."""
+    lib, prog = builds.against_openfhe("hydia", checkout, OPENFHE_REF, paths=SOURCES)
     return Authors(prog.root / "build" / "ImageMatching", lib.prefix / "lib", (lib, prog))
 
 
@@ -90,27 +77,15 @@ def parse(output: str) -> dict:
 
 def run_authors(authors: Authors, dataset, threads: int) -> dict:
     """One run of their program on ``dataset`` (see the module docstring)."""
-    env = os.environ | dict(OMP_NUM_THREADS=str(threads), OMP_THREAD_LIMIT=str(threads),
-                            LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(authors.libdir),
-                                                                          os.environ.get("LD_LIBRARY_PATH")])))
-    with tempfile.TemporaryDirectory(prefix="hepkg-hydia-") as tmp:
+    def folders(tmp):
         for sub in ("db_baseline", "db_blind", "db_diagonal", "db_hers"):
-            (pathlib.Path(tmp) / "serial" / sub).mkdir(parents=True)
-        start = time.perf_counter()
-        proc = subprocess.Popen([str(authors.binary), str(pathlib.Path(dataset).resolve()), str(APPROACH)], cwd=tmp,
-                                env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        lines, marks = [], {}
-        for line in proc.stdout:
-            lines.append(line)
-            for mark in ("CKKS scheme set up", "Running Experiments"):
-                if mark in line and mark not in marks:
-                    marks[mark] = time.perf_counter() - start
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        output = "".join(lines)
-        if proc.returncode:
-            raise RuntimeError(f"the authors' ImageMatching exited with {proc.returncode}:\n{output[-2000:]}")
-        disk = sum(p.stat().st_size for p in (pathlib.Path(tmp) / "serial" / "db_diagonal").iterdir())
-    keygen = marks.get("CKKS scheme set up", float("nan"))
-    return parse(output) | dict(keygen_s=keygen, enroll_s=marks.get("Running Experiments", float("nan")) - keygen,
-                                rss_gb=usage.ru_maxrss * 1024 / 1e9, disk_gb=disk / 1e9)
+            (tmp / "serial" / sub).mkdir(parents=True)
+
+    marks = ("CKKS scheme set up", "Running Experiments")
+    output, seen, peak, files = builds.run(authors.binary, [pathlib.Path(dataset).resolve(), APPROACH],
+                                           libdir=authors.libdir, threads=threads, thread_limit=True, marks=marks,
+                                           setup=folders)
+    keygen = seen.get(marks[0], float("nan"))
+    return parse(output) | dict(keygen_s=keygen, enroll_s=seen.get(marks[1], float("nan")) - keygen,
+                                rss_gb=peak / 1e9,
+                                disk_gb=sum(v for f, v in files.items() if f.startswith("serial/db_diagonal/")) / 1e9)

@@ -84,4 +84,7 @@ def versus_run(case: str, authors=None, *, reps: int, seed: int = 0):
                 row = sides[name]()
                 if rnd:
                     rows.append(dict(side=name, rep=rnd - 1, omp_threads=threads) | row)
-    return pd.DataFrame(rows).assign(case=case, params=PARAMS)
+    runs = pd.DataFrame(rows).assign(case=case, params=PARAMS)
+    if authors is not None:                    # which OpenFHE and program build their side ran
+        runs["build"] = runs.side.map({"hydia C++": " + ".join(b.root.name for b in authors.built)})
+    return runs

@@ -22,20 +22,17 @@ digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 import re
-import subprocess
-import tempfile
-import time
 
-from hepkg.bench.versus import MissingCheckout, alternate
+from hepkg.bench import builds
+from hepkg.bench.versus import alternate
 
-__all__ = ["REPO", "ENV", "OPENFHE_ENV", "OPENFHE_REF", "prepare", "authors_configs", "parse", "run_authors",
+__all__ = ["REPO", "ENV", "OPENFHE_REF", "prepare", "authors_configs", "parse", "run_authors",
            "versus_cases", "versus_run", "derive"]
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
-OPENFHE_REPO, OPENFHE_ENV, OPENFHE_REF = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC", "v1.4.0"
+OPENFHE_REF = "v1.4.0"
 #: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
               "digest_kb")
@@ -52,12 +49,12 @@ _CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
 @dataclasses.dataclass(frozen=True)
 class Authors:
     """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, the configurations its ``main.cpp``
-    accepts (:func:`authors_configs`) and the records of the builds (:class:`hepkg.bench.builds.Build`)."""
+    accepts (:func:`authors_configs`) and ``built``, the builds (:class:`hepkg.bench.builds.Build`)."""
 
     binary: pathlib.Path
     libdir: pathlib.Path
     configs: frozenset
-    builds: tuple = ()
+    built: tuple = ()
 
 
 def authors_configs(checkout) -> frozenset[str]:
@@ -67,17 +64,8 @@ def authors_configs(checkout) -> frozenset[str]:
 
 
 def prepare(checkout) -> Authors:
-    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``;
-    MissingCheckout, with the clone commands, when that checkout is not given."""
-    from hepkg.bench import builds
-
-    src = os.environ.get(OPENFHE_ENV)
-    if not src:
-        raise MissingCheckout(f"no OpenFHE source to build {REPO} against: "
-                              f"{builds.clone_hint(OPENFHE_REPO, OPENFHE_REF, recursive=True)} and set {OPENFHE_ENV} "
-                              f"to its path (its third-party/cereal submodule checked out)")
-    lib = builds.openfhe(src, OPENFHE_REF)
-    prog = builds.program("sophomr", checkout, deps=[lib])
+    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``."""
+    lib, prog = builds.against_openfhe("sophomr", checkout, OPENFHE_REF)
     return Authors(prog.root / "build" / "test", lib.prefix / "lib", authors_configs(checkout), (lib, prog))
 
 
@@ -103,29 +91,12 @@ def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int) ->
     key = "_".join(_args(mode, N, k, t))
     if key not in authors.configs:
         raise ValueError(f"{REPO} has no configuration {key} (theirs: {', '.join(sorted(authors.configs))})")
-    env = os.environ | dict(OMP_NUM_THREADS=str(threads),
-                            LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(authors.libdir),
-                                                                          os.environ.get("LD_LIBRARY_PATH")])))
-    with tempfile.TemporaryDirectory(prefix="hepkg-sophomr-") as tmp:
-        (pathlib.Path(tmp) / "data").mkdir()
-        start = time.perf_counter()
-        proc = subprocess.Popen([str(authors.binary), *_args(mode, N, k, t)], cwd=tmp, env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        lines, setup_s = [], float("nan")
-        for line in proc.stdout:
-            lines.append(line)
-            if line.startswith("Setup Finished!"):
-                setup_s = time.perf_counter() - start
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        output = "".join(lines)
-        if proc.returncode:
-            raise RuntimeError(f"the authors' {key} exited with {proc.returncode}:\n{output[-2000:]}")
-        data = pathlib.Path(tmp) / "data"
-        files = {p.name: p.stat().st_size for p in data.iterdir()}
-    return parse(output) | dict(keygen_s=setup_s, rss_gb=usage.ru_maxrss * 1024 / 1e9,
-                                digest_kb=files.get("digest.txt", float("nan")) / 1e3,
-                                key_kb=sum(v for name, v in files.items() if name != "digest.txt") / 1e3)
+    output, marks, peak, files = builds.run(authors.binary, _args(mode, N, k, t), libdir=authors.libdir,
+                                            threads=threads, marks=("Setup Finished!",),
+                                            setup=lambda tmp: (tmp / "data").mkdir())
+    return parse(output) | dict(keygen_s=marks.get("Setup Finished!", float("nan")), rss_gb=peak / 1e9,
+                                digest_kb=files.get("data/digest.txt", float("nan")) / 1e3,
+                                key_kb=sum(v for f, v in files.items() if f != "data/digest.txt") / 1e3)
 
 
 def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int) -> dict:
@@ -163,8 +134,10 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     rounds = iter(range(10 ** 6))
     sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, seed + next(rounds))
     out = alternate(sides, reps)
+    build = {"authors": " + ".join(b.root.name for b in authors.built) if authors else None,
+             "hepkg": f"openfhe-python wheel {_wheel_version()}"}
     return out.assign(case=case, threads=threads, params=params,
-                      openfhe=out.side.map({"authors": OPENFHE_REF, "hepkg": _wheel_version()}))
+                      openfhe=out.side.map({"authors": OPENFHE_REF, "hepkg": _wheel_version()}), build=out.side.map(build))
 
 
 def _wheel_version() -> str:
