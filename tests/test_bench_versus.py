@@ -273,3 +273,24 @@ def test_spmv_end_to_end_without_key_transfer_leaves_out_hepkg_key_seconds_only(
     runs = pd.DataFrame([dict(side="authors", e2e_s=1.0), dict(side="hepkg", e2e_s=1.0, key_s_a=0.1,
                                                                  key_s_cloud=0.2, key_s_b=0.3)])
     assert derive(runs).e2e_nokeys_s.tolist() == pytest.approx([1.0, 0.4])
+
+
+def test_an_interrupted_bench_resumes_at_the_case_it_stopped_in(tmp_path, monkeypatch):
+    import types
+
+    calls = []
+    fake = types.ModuleType("hepkg_fake_section")
+    fake.versus_cases = lambda scale: ["a", "b"]
+
+    def versus_run(case, checkout, *, reps):
+        calls.append(case)
+        if case == "b" and len(calls) == 2:
+            raise KeyboardInterrupt                       # the bench stopped inside case b
+        return pd.DataFrame(dict(side=["authors", "hepkg"], rep=0, e2e_s=[2.0, 1.0], correct=True, case=case))
+    fake.versus_run = versus_run
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setitem(versus.SECTIONS, "fake", fake.__name__)
+    with pytest.raises(KeyboardInterrupt):
+        versus.measure("fake", None, reps=1, scale="default", artifacts=tmp_path)
+    runs, _ = versus.measure("fake", None, reps=1, scale="default", artifacts=tmp_path)
+    assert calls == ["a", "b", "b"] and list(runs.case) == ["a", "a", "b", "b"]

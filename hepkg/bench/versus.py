@@ -11,7 +11,8 @@ authors' public code, from a checkout (``--authors`` or the section's environmen
 the checkout), and without a checkout hepkg's side is measured alone. The omr reference is the
 authors' C++ program, built from their checkout by the section's ``prepare`` (cached:
 :mod:`hepkg.bench.builds`). The face-search reference is HyDia's method as hepkg reimplements it from
-the authors' code (both sides are hepkg's).
+the authors' code, with HyDia's own C++ beside it given a checkout of theirs. Each case's runs are kept in the bench's grid store the moment the case finishes (:func:`measure`), so an
+interrupted ``make bench`` resumes at the case it stopped in.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ import types
 
 from .repeat import INCONCLUSIVE, compare
 
-__all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "main", "SECTIONS"]
+__all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
+           "run_case", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
@@ -169,15 +171,27 @@ def plot(summary, title: str):
     return fig
 
 
-def measure(section: str, checkout, *, reps: int, scale: str):
-    """One row per kept run of ``section`` (its module's ``versus_cases(scale)`` and ``versus_run``)."""
-    import pandas as pd
+def run_case(config: dict) -> list[dict]:
+    """A grid function: the rows of ``versus_run`` on ``config["case"]`` of ``config["section"]``, with the
+    section's reference from ``config["checkout"]`` (a path, built by its ``prepare`` where it has one) or
+    none."""
+    mod = importlib.import_module(SECTIONS[config["section"]])
+    checkout = config["checkout"]
+    if checkout is not None and hasattr(mod, "prepare"):
+        checkout = mod.prepare(checkout)                 # C++: the cached build
+    return mod.versus_run(config["case"], checkout, reps=config["reps"]).to_dict("records")
 
-    from tqdm.auto import tqdm
+
+def measure(section: str, checkout, *, reps: int, scale: str, artifacts=None):
+    """One row per kept run of ``section`` (its module's ``versus_cases(scale)`` and ``versus_run``), each case
+    kept in the bench's grid store as it finishes (:func:`hepkg.grid.run_grid`): an interrupted bench resumes
+    at the case it stopped in."""
+    from hepkg.grid import grid_store, run_grid
 
     mod = importlib.import_module(SECTIONS[section])
-    runs = [mod.versus_run(case, checkout, reps=reps) for case in tqdm(mod.versus_cases(scale), desc=section)]
-    return pd.concat(runs, ignore_index=True), mod
+    configs = [dict(section=section, case=case, reps=reps, checkout=None if checkout is None else str(checkout))
+               for case in mod.versus_cases(scale)]
+    return run_grid(run_case, configs, grid_store("bench", artifacts), desc=section, rows_only=True), mod
 
 
 def main(argv=None) -> None:
@@ -205,10 +219,13 @@ def main(argv=None) -> None:
         if mod.REPO is not None:
             try:
                 checkout = find_checkout(args.authors, mod.ENV, mod.REPO, mod.FILES)
-                checkout = mod.prepare(checkout) if hasattr(mod, "prepare") else checkout  # C++: built, cached
+                if hasattr(mod, "prepare"):
+                    mod.prepare(checkout)                # C++: built (cached) before the first case
             except MissingCheckout as exc:
+                checkout = None
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
-        runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale)
+        runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale,
+                            artifacts=args.artifacts)
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
         print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
 
