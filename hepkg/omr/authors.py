@@ -22,14 +22,16 @@ digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
+import itertools
 import pathlib
 import re
 
 from hepkg.bench import builds
 from hepkg.bench.versus import alternate
 
-__all__ = ["REPO", "ENV", "OPENFHE_REF", "prepare", "authors_configs", "parse", "run_authors",
-           "versus_cases", "versus_run", "derive"]
+__all__ = ["REPO", "ENV", "OPENFHE_REF", "Authors", "prepare", "authors_configs", "parse", "run_authors", "run_hepkg",
+           "versus_cases", "versus_run"]
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
 OPENFHE_REF = "v1.4.0"
@@ -38,7 +40,6 @@ QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_
               "digest_kb")
 REPS = 5
 PAYLOAD_BYTES = 612        # their payload_size = 612 * 8 bits (global.cpp), the OMR configurations' payload
-PARAMS = {"default": "bfv-omr-soph", "quick": "toy-bfv-omr-soph"}
 _LINES = {"affine_s": (r"Affine Transform time:\s*([0-9.eE+-]+)\s*sec", 1.0),
           "range_check_s": (r"RangeCheck time:\s*([0-9.eE+-]+)\s*sec", 1.0),
           "compression_s": (r"Compression time:\s*([0-9.eE+-]+)\s*sec", 1.0),
@@ -127,20 +128,13 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s, or None: hepkg alone)."""
     mode, N, k, t, threads = _CASE.fullmatch(case).groups()
     N, k, threads = int(N), int(k), int(threads)
-    params = PARAMS["quick" if N < 2 ** 16 else "default"]
+    params = "bfv-omr-soph" if N >= 2 ** 16 else "toy-bfv-omr-soph"      # a toy N: insecure, tests
     sides = {}
     if authors is not None and "_".join(_args(mode, N, k, t)) in authors.configs:
         sides["authors"] = lambda: run_authors(authors, mode, N, k, t, threads)
-    rounds = iter(range(10 ** 6))
-    sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, seed + next(rounds))
+    boards = itertools.count(seed)                                            # a fresh board each run
+    sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards))
     out = alternate(sides, reps)
     build = {"authors": " + ".join(b.root.name for b in authors.built) if authors else None,
-             "hepkg": f"openfhe-python wheel {_wheel_version()}"}
-    return out.assign(case=case, threads=threads, params=params,
-                      openfhe=out.side.map({"authors": OPENFHE_REF, "hepkg": _wheel_version()}), build=out.side.map(build))
-
-
-def _wheel_version() -> str:
-    import importlib.metadata
-
-    return importlib.metadata.version("openfhe")
+             "hepkg": f"openfhe-python wheel {importlib.metadata.version('openfhe')}"}
+    return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
