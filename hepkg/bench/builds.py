@@ -53,10 +53,10 @@ def clone_hint(repo: str, ref: str | None = None, recursive: bool = False) -> st
     return f"git clone{opts} https://github.com/{repo}"
 
 
-def _run(cmd: list[str], log, cwd=None, env=None) -> None:
+def _run(cmd: list[str], log, env=None) -> None:
     log.write(f"$ {' '.join(map(str, cmd))}\n")
     log.flush()
-    done = subprocess.run(list(map(str, cmd)), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    done = subprocess.run(list(map(str, cmd)), env=env, stdout=log, stderr=subprocess.STDOUT)
     if done.returncode:
         raise subprocess.CalledProcessError(done.returncode, cmd)
 
@@ -137,24 +137,22 @@ def _locked(path: pathlib.Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), overlay=None, deps=(),
+def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), deps=(),
                  install: bool = True, quiet: bool = False) -> Build:
-    """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``overlay``:
-    (checkout, ref) of a tree copied over the sources (OpenFHE's HEXL layer); ``deps``: builds on CMake's prefix path;
-    ``paths``: the only paths of the tree built (a repository whose large files are not checked out)."""
+    """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``deps``: builds on
+    CMake's prefix path; ``paths``: the only paths of the tree built (a repository whose large files are not
+    checked out)."""
     _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
     commit = commit_of(checkout, ref)
     deps = list(deps)
-    spec = dict(options) | ({"overlay": commit_of(overlay[0], overlay[1])} if overlay else {}) | (
-        {"paths": list(paths)} if paths else {})
+    spec = dict(options) | ({"paths": list(paths)} if paths else {})
     key = _key(name, commit, spec, deps)
     cache = hepkg_paths.cache("authors")
     final = cache / key
     with _locked(cache / f"{key}.lock"):
         if (final / "build.json").is_file():
             return Build(final)
-        shutil.rmtree(final, ignore_errors=True)                 # an interrupted build of an older hepkg
         work = pathlib.Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=cache))
         log_path = work / "build.log"
         started = time.perf_counter()
@@ -164,8 +162,6 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
         try:
             with open(log_path, "w") as log:
                 _export(checkout, commit, work / "src", submodules, paths)
-                if overlay:
-                    _export(pathlib.Path(overlay[0]).expanduser(), commit_of(overlay[0], overlay[1]), work / "src")
                 flags = [f"-D{k}={v}" for k, v in options.items()]
                 prefix = [f"-DCMAKE_PREFIX_PATH={';'.join(str(d.prefix) for d in deps)}"] if deps else []
                 _run(["cmake", "-S", work / "src", "-B", work / "build", f"-DCMAKE_INSTALL_PREFIX={final / 'install'}",
@@ -179,13 +175,14 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
                     shutil.rmtree(work / "stage")
         except (subprocess.CalledProcessError, OSError, BuildError) as exc:
             failed = cache / f"{key}.failed.log"
-            shutil.copyfile(log_path, failed) if log_path.exists() else None
+            if log_path.exists():
+                shutil.copyfile(log_path, failed)
             shutil.rmtree(work, ignore_errors=True)
             tail = failed.read_text(errors="replace").splitlines()[-25:] if failed.exists() else []
             raise BuildError(f"{name} build failed ({exc}); log: {failed}\n" + "\n".join(tail)) from None
         shutil.rmtree(work / "src")
         (work / "build.json").write_text(json.dumps(dict(
-            name=name, commit=commit, ref=ref, options=options, overlay=spec.get("overlay"), compiler=compiler(),
+            name=name, commit=commit, ref=ref, options=options, paths=list(paths), compiler=compiler(),
             deps=[d.record | dict(root=str(d.root)) for d in deps], seconds=round(time.perf_counter() - started, 1),
             cores=os.cpu_count(), finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             log=str(final / "build.log")), indent=1))
@@ -200,12 +197,11 @@ def openfhe(checkout, ref: str, *, options: dict | None = None, quiet: bool = Fa
                         submodules=("third-party/cereal",), quiet=quiet)
 
 
-def program(name: str, checkout, ref: str = "HEAD", *, deps=(), options: dict | None = None, paths=(),
-            quiet: bool = False) -> Build:
+def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), quiet: bool = False) -> Build:
     """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``
     (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path)."""
-    return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
-                        paths=paths, install=False, quiet=quiet)
+    return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release"), deps=deps, paths=paths,
+                        install=False, quiet=quiet)
 
 
 def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=()) -> tuple[Build, Build]:

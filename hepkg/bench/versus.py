@@ -11,8 +11,9 @@ authors' public code, from a checkout (``--authors`` or the section's environmen
 the checkout), and without a checkout hepkg's side is measured alone. The omr reference is the
 authors' C++ program, built from their checkout by the section's ``prepare`` (cached:
 :mod:`hepkg.bench.builds`). The face-search reference is HyDia's method as hepkg reimplements it from
-the authors' code, with HyDia's own C++ beside it given a checkout of theirs. Each case's runs are kept in the bench's grid store the moment the case finishes (:func:`measure`), so an
-interrupted ``make bench`` resumes at the case it stopped in.
+the authors' code, with HyDia's own C++ beside it given a checkout of theirs. Each case's runs are kept
+in the bench's grid store the moment the case finishes (:func:`measure`), so an interrupted
+``make bench`` resumes at the case it stopped in.
 """
 from __future__ import annotations
 
