@@ -2,6 +2,7 @@
 import json
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -114,3 +115,46 @@ def test_paths_limit_the_sources_to_those_named(cache, tmp_path):
         builds.program("prog", prog, quiet=True)
     b = builds.program("prog", prog, paths=("CMakeLists.txt", "main.cpp", "include"), quiet=True)
     assert subprocess.run([b.root / "build" / "test"], capture_output=True, text=True).stdout == "7\n"
+
+
+#: A stand-in for openfhe-python's install: the module and its __init__.py straight into the prefix.
+BINDINGS = """cmake_minimum_required(VERSION 3.13)
+project(bindings NONE)
+if(NOT Python_EXECUTABLE OR NOT pybind11_DIR)
+  message(FATAL_ERROR "Python_EXECUTABLE and pybind11_DIR not given")
+endif()
+install(FILES openfhe.cpython-310-x86_64-linux-gnu.so __init__.py DESTINATION ${CMAKE_INSTALL_PREFIX})
+"""
+
+
+@pytest.fixture
+def pybind11(monkeypatch, tmp_path):
+    fake = type(sys)("pybind11")
+    fake.get_cmake_dir = lambda: str(tmp_path / "pybind11-cmake")
+    monkeypatch.setitem(sys.modules, "pybind11", fake)
+
+
+def test_openfhe_python_is_packaged_beside_the_openfhe_build_it_links(cache, library, tmp_path, pybind11):
+    lib = builds.openfhe(library, "v1", quiet=True)
+    src = _repo(tmp_path / "bindings", {"CMakeLists.txt": BINDINGS, "__init__.py": "from .openfhe import *\n",
+                                        "openfhe.cpython-310-x86_64-linux-gnu.so": "module"})
+    b = builds.openfhe_python(src, "HEAD", lib, quiet=True)
+    pkg = b.prefix / "openfhe"
+    assert sorted(p.name for p in pkg.iterdir()) == ["__init__.py", "lib", "openfhe.cpython-310-x86_64-linux-gnu.so"]
+    assert (pkg / "lib").resolve() == (lib.prefix / "lib").resolve() and list(b.prefix.iterdir()) == [pkg]
+    assert b.record["options"]["Python_EXECUTABLE"] == sys.executable and b.record["deps"][0]["root"] == str(lib.root)
+
+
+def test_openfhe_python_that_installs_no_module_is_a_failed_build(cache, library, tmp_path, pybind11):
+    lib = builds.openfhe(library, "v1", quiet=True)
+    no_module = BINDINGS.replace(" openfhe.cpython-310-x86_64-linux-gnu.so", "")
+    src = _repo(tmp_path / "bindings", {"CMakeLists.txt": no_module, "__init__.py": ""})
+    with pytest.raises(builds.BuildError, match="installed no openfhe module"):
+        builds.openfhe_python(src, "HEAD", lib, quiet=True)
+    assert not [p for p in cache.iterdir() if p.name.startswith("openfhe-python") and p.suffix not in (".log", ".lock")]
+
+
+def test_openfhe_python_without_pybind11_says_how_to_get_it(cache, library, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pybind11", None)
+    with pytest.raises(builds.BuildError, match="pip install pybind11"):
+        builds.openfhe_python(library, "v1", None, quiet=True)

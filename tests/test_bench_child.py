@@ -1,6 +1,7 @@
 """hepkg.bench.child.in_child: a measurement in a fresh process, refused or recorded when memory runs out."""
 import os
 import signal
+import sys
 
 from hepkg.bench.child import in_child
 
@@ -26,3 +27,16 @@ def test_refuses_work_beyond_the_free_memory():
 
 def test_a_dead_child_is_recorded_as_killed():
     assert in_child(killed_by_the_kernel, {}, need_bytes=0)[0]["status"] == "killed"
+
+
+def module_file(config):
+    import hepkg_probe_module
+
+    return [dict(file=hepkg_probe_module.__file__)]
+
+
+def test_python_path_comes_first_in_the_child_and_leaves_this_process_as_it_was(tmp_path):
+    (tmp_path / "hepkg_probe_module.py").write_text("")
+    before = list(sys.path)
+    rows = in_child(module_file, {}, need_bytes=0, python_path=tmp_path)
+    assert rows[0]["file"] == str(tmp_path / "hepkg_probe_module.py") and sys.path == before

@@ -2,6 +2,7 @@
 import pathlib
 import stat
 import textwrap
+import types
 
 import pytest
 
@@ -109,3 +110,37 @@ def test_the_omr_section_runs_hepkg_alone_without_their_program():
     assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
     assert (runs[["affine_s", "range_check_s", "compression_s", "decode_s"]] > 0).all(axis=None)
     assert runs.digest_s.iloc[0] >= runs[["affine_s", "range_check_s", "compression_s"]].sum(axis=1).iloc[0] * 0.99
+
+
+def _build(root, prefix=None):
+    return types.SimpleNamespace(root=root, prefix=prefix)
+
+
+def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
+    import openfhe
+
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for the build
+    built = tuple(_build(tmp_path / name) for name in ("openfhe-aa", "sophomr-bb", "openfhe-python-cc"))
+    authors = A.Authors(tmp_path / "test", tmp_path / "lib", frozenset(), built, tmp_path / "python")
+    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1)
+    assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
+    assert runs.openfhe_module.iloc[0] == str(tmp_path / "python" / "openfhe")
+    assert runs.build.iloc[0] == "openfhe-python-cc on openfhe-aa"
+
+
+def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_openfhe(tmp_path, monkeypatch, capsys):
+    lib, prog = (_build(tmp_path / "openfhe-aa", prefix=tmp_path / "inst"), _build(tmp_path / "sophomr-bb"))
+    monkeypatch.setattr(A.builds, "against_openfhe", lambda name, checkout, ref: (lib, prog))
+    (tmp_path / "main.cpp").write_text('{"OMD_65536_16", f},')
+    monkeypatch.delenv("HEPKG_OPENFHE_PYTHON_SRC", raising=False)
+    got = A.prepare(tmp_path)
+    assert got.python is None and "git clone https://github.com/openfheorg/openfhe-python" in capsys.readouterr().out
+    seen = {}
+    monkeypatch.setenv("HEPKG_OPENFHE_PYTHON_SRC", str(tmp_path / "ofp"))
+    monkeypatch.setattr(A.builds, "openfhe_python",
+                        lambda src, ref, against: seen.update(src=src, ref=ref, lib=against) or
+                        _build(tmp_path / "openfhe-python-cc", prefix=tmp_path / "py"))
+    got = A.prepare(tmp_path)
+    assert got.python == tmp_path / "py" and seen == dict(src=str(tmp_path / "ofp"), ref=A.OPENFHE_PYTHON_REF, lib=lib)
+    assert got.configs == {"OMD_65536_16"} and len(got.built) == 3

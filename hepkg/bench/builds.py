@@ -11,7 +11,8 @@ beside the cache (``<key>.failed.log``) and nothing else. Builds of one key wait
 (a file lock).
 
 :func:`openfhe` installs OpenFHE; :func:`program` builds a CMake program against it; :func:`against_openfhe`
-does both for an authors' checkout; :func:`run` runs a built program.
+does both for an authors' checkout; :func:`openfhe_python` builds the ``openfhe`` Python module against
+such a build (hepkg on the same OpenFHE as the authors' program); :func:`run` runs a built program.
 """
 from __future__ import annotations
 
@@ -25,16 +26,18 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
 
 from hepkg import paths as hepkg_paths
 
-__all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "run", "OPENFHE_OPTIONS",
-           "OPENFHE_ENV", "clone_hint"]
+__all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "openfhe_python", "run",
+           "OPENFHE_OPTIONS", "OPENFHE_ENV", "OPENFHE_PYTHON_ENV", "clone_hint"]
 
 OPENFHE_REPO, OPENFHE_ENV = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC"
+OPENFHE_PYTHON_REPO, OPENFHE_PYTHON_ENV = "openfheorg/openfhe-python", "HEPKG_OPENFHE_PYTHON_SRC"
 
 #: OpenFHE's CMake options here: the library alone (no tests, examples, benchmarks), OpenMP on as in the
 #: wheel, Release, 64-bit native integers, no machine-specific flags (as the wheel, which is built without them).
@@ -138,10 +141,10 @@ def _locked(path: pathlib.Path):
 
 
 def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), deps=(),
-                 install: bool = True, quiet: bool = False) -> Build:
+                 install: bool = True, finish=None, quiet: bool = False) -> Build:
     """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``deps``: builds on
     CMake's prefix path; ``paths``: the only paths of the tree built (a repository whose large files are not
-    checked out)."""
+    checked out); ``finish(install folder)`` arranges the installed files before the build is put in place."""
     _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
     commit = commit_of(checkout, ref)
@@ -173,6 +176,8 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
                     _run(["cmake", "--install", work / "build"], log, env=env)
                     shutil.move(str(work / "stage" / str(final / "install").lstrip("/")), work / "install")
                     shutil.rmtree(work / "stage")
+                    if finish is not None:
+                        finish(work / "install")
         except (subprocess.CalledProcessError, OSError, BuildError) as exc:
             failed = cache / f"{key}.failed.log"
             if log_path.exists():
@@ -216,6 +221,28 @@ def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=()) -> tuple
                               f"path (its third-party/cereal submodule checked out)")
     lib = openfhe(src, openfhe_ref)
     return lib, program(name, checkout, deps=[lib], paths=paths)
+
+
+def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Build:
+    """openfhe-python (the ``openfhe`` module) at ``ref`` of ``checkout``, built for this Python (pybind11 from its
+    environment) against the OpenFHE build ``lib``: ``prefix`` holds the package ``openfhe``, its ``lib`` folder a
+    link to ``lib``'s libraries (the module looks for them there), to be put first on a child's module path."""
+    try:
+        import pybind11
+    except ImportError:
+        raise BuildError("pybind11 not found (openfhe-python's bindings need it): pip install pybind11") from None
+
+    def package(install: pathlib.Path) -> None:     # their install puts the module and __init__.py in the prefix
+        pkg = install / "openfhe"
+        pkg.mkdir()
+        for f in [f for f in install.iterdir() if f != pkg]:
+            f.rename(pkg / f.name)
+        if not list(pkg.glob("openfhe*.so")):
+            raise BuildError(f"openfhe-python installed no openfhe module: {sorted(p.name for p in pkg.iterdir())}")
+        (pkg / "lib").symlink_to(lib.prefix / "lib")
+
+    options = dict(CMAKE_BUILD_TYPE="Release", Python_EXECUTABLE=sys.executable, pybind11_DIR=pybind11.get_cmake_dir())
+    return _cmake_build("openfhe-python", checkout, ref, options, deps=[lib], finish=package, quiet=quiet)
 
 
 def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None):

@@ -6,13 +6,15 @@ records a child that dies (the kernel's out-of-memory killer) as 'killed'. The c
 parent, even when the parent is killed (:func:`hepkg.lifeline.end_with`), and keeps its temporary files
 (a face-search trial's encrypted database: gigabytes) in a scratch folder
 ``$TMPDIR/hepkg-child-<parent pid>-*``, removed when the child ends or, if its parent was killed, by
-the next :func:`in_child` on this host.
+the next :func:`in_child` on this host. ``python_path`` puts a folder first on the child's module path
+(an ``openfhe`` module built from source in place of the wheel's).
 """
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from typing import Callable
@@ -20,7 +22,7 @@ from typing import Callable
 from hepkg.atomic import clean_stale
 from hepkg.lifeline import end_with
 
-__all__ = ["in_child", "omp_threads"]
+__all__ = ["in_child", "omp_threads", "first_on_path"]
 
 SCRATCH_PREFIX = "hepkg-child-"
 _SCRATCH = re.compile(rf"{SCRATCH_PREFIX}(\d+)-[a-z0-9_]+")  # the pid of the process that ran in_child
@@ -41,6 +43,18 @@ def omp_threads(n: int | None):
             os.environ["OMP_NUM_THREADS"] = old
 
 
+@contextmanager
+def first_on_path(folder):
+    """``folder`` (if not None) first on ``sys.path`` while a spawned child starts: it imports from there first."""
+    if folder is not None:
+        sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        if folder is not None:
+            sys.path.remove(str(folder))
+
+
 def _start(parent: int, scratch: str) -> None:
     """The child's initializer: end with ``parent``; temporary files under ``scratch``."""
     end_with(parent, "spawn")
@@ -48,11 +62,12 @@ def _start(parent: int, scratch: str) -> None:
 
 
 def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
-             threads: int | None = None) -> list[dict]:
+             threads: int | None = None, python_path=None) -> list[dict]:
     """``fn(config)`` (a module-level function returning rows) in a spawned child with ``threads``
-    OpenMP threads; each row gains ``status`` ('measured') and ``estimated_peak_bytes``. One row with
-    status 'exceeds memory' when ``need_bytes`` is above 90% of the available memory, 'killed' when
-    the child dies. Scratch folders of processes killed while their child ran are removed first."""
+    OpenMP threads and ``python_path`` first on its module path; each row gains ``status`` ('measured')
+    and ``estimated_peak_bytes``. One row with status 'exceeds memory' when ``need_bytes`` is above 90%
+    of the available memory, 'killed' when the child dies. Scratch folders of processes killed while
+    their child ran are removed first."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -65,8 +80,9 @@ def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
     clean_stale(tempfile.gettempdir(), _SCRATCH)
     scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     try:
-        with omp_threads(threads), ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                       initializer=_start, initargs=(os.getpid(), scratch)) as pool:
+        spawn = multiprocessing.get_context("spawn")
+        with omp_threads(threads), first_on_path(python_path), ProcessPoolExecutor(
+                1, mp_context=spawn, initializer=_start, initargs=(os.getpid(), scratch)) as pool:
             rows = pool.submit(fn, config).result()
     except BrokenProcessPool:
         return [dict(status="killed", estimated_peak_bytes=need_bytes, available_bytes=avail)]

@@ -11,23 +11,28 @@ the affine transform, range check, compression and decoding times; the time to t
 Finished!" line is their key generation (``keygen_s``, process start included); the process's own
 peak RSS comes from ``wait4``; ``correct`` is their "Result is Correct!".
 
-hepkg's side is :func:`hepkg.omr.experiments.measure` (a child process) on the same N, k and payload
-(612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked against
-the planted messages. The sides alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both
-(the case's ``threads``). What cannot be made equal: hepkg runs the openfhe-python wheel (OpenFHE
-1.6.1, no HEXL), which refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's
-top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``), and hepkg has no ring switching (its
-digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on the same N, k and
+payload (612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked
+against the planted messages. Given an openfhe-python checkout (``$HEPKG_OPENFHE_PYTHON_SRC``), that
+child imports the ``openfhe`` module built from it (:data:`OPENFHE_PYTHON_REF`) against the very OpenFHE
+build their program links; otherwise the openfhe-python wheel (OpenFHE 1.6.1). Each hepkg row names
+the module it ran (``openfhe_module``). The sides alternate after a warm-up round, ``OMP_NUM_THREADS``
+the same on both (the case's ``threads``). What cannot be made equal: neither side has HEXL here;
+the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
+uses dnum 3 (log PQ 1620; ``bfv-omr-soph``) on either module; hepkg has no ring switching (its digest
+stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
 import itertools
+import os
 import pathlib
 import re
 
 from hepkg.bench import builds
+from hepkg.bench.child import in_child
 from hepkg.bench.versus import alternate
 
 __all__ = ["REPO", "ENV", "OPENFHE_REF", "Authors", "prepare", "authors_configs", "parse", "run_authors", "run_hepkg",
@@ -35,6 +40,7 @@ __all__ = ["REPO", "ENV", "OPENFHE_REF", "Authors", "prepare", "authors_configs"
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
 OPENFHE_REF = "v1.4.0"
+OPENFHE_PYTHON_REF = "v1.4.0.1.3"   # the last openfhe-python release for OpenFHE 1.4.0
 #: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
               "digest_kb")
@@ -50,12 +56,14 @@ _CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
 @dataclasses.dataclass(frozen=True)
 class Authors:
     """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, the configurations its ``main.cpp``
-    accepts (:func:`authors_configs`) and ``built``, the builds (:class:`hepkg.bench.builds.Build`)."""
+    accepts (:func:`authors_configs`), ``built``, the builds (:class:`hepkg.bench.builds.Build`), and
+    ``python``, the folder holding an ``openfhe`` module built against the same OpenFHE (None: the wheel's)."""
 
     binary: pathlib.Path
     libdir: pathlib.Path
     configs: frozenset
     built: tuple = ()
+    python: pathlib.Path | None = None
 
 
 def authors_configs(checkout) -> frozenset[str]:
@@ -65,9 +73,18 @@ def authors_configs(checkout) -> frozenset[str]:
 
 
 def prepare(checkout) -> Authors:
-    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``."""
+    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``, and, given
+    ``$HEPKG_OPENFHE_PYTHON_SRC``, openfhe-python :data:`OPENFHE_PYTHON_REF` against that same build for hepkg."""
     lib, prog = builds.against_openfhe("sophomr", checkout, OPENFHE_REF)
-    return Authors(prog.root / "build" / "test", lib.prefix / "lib", authors_configs(checkout), (lib, prog))
+    built, python = (lib, prog), None
+    if os.environ.get(builds.OPENFHE_PYTHON_ENV):
+        module = builds.openfhe_python(os.environ[builds.OPENFHE_PYTHON_ENV], OPENFHE_PYTHON_REF, lib)
+        built, python = built + (module,), module.prefix
+    else:
+        print(f"hepkg runs the openfhe wheel; for OpenFHE {OPENFHE_REF} on both sides: "
+              f"{builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and set {builds.OPENFHE_PYTHON_ENV} to its path",
+              flush=True)
+    return Authors(prog.root / "build" / "test", lib.prefix / "lib", authors_configs(checkout), built, python)
 
 
 def parse(output: str) -> dict:
@@ -100,20 +117,29 @@ def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int) ->
                                 key_kb=sum(v for f, v in files.items() if f != "data/digest.txt") / 1e3)
 
 
-def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int) -> dict:
-    """hepkg's SophOMD / SophOMR on the same configuration, in a child process (keys, one digest, decoding)."""
-    from .experiments import measure
+def _measure_naming_module(config: dict) -> list[dict]:
+    """:func:`hepkg.omr.experiments.measure_here`, each row naming the folder of the ``openfhe`` module it ran."""
+    import openfhe
+
+    from .experiments import measure_here
+
+    return [r | dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent)) for r in measure_here(config)]
+
+
+def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, python=None) -> dict:
+    """hepkg's SophOMD / SophOMR on the same configuration, in a child process (keys, one digest, decoding) that
+    imports ``openfhe`` from ``python`` first (None: the installed wheel)."""
+    from .experiments import estimated_peak_bytes
 
     cfg = dict(backend="openfhe", params=params, ps="sophomr", scheme="sophomd" if mode == "OMD" else "sophomr",
-               N=N, k=k, payload_bytes=PAYLOAD_BYTES, seed=seed, reps=1, insecure=params.startswith("toy"),
-               omp_threads=threads)
-    (r,) = measure(cfg)
+               N=N, k=k, payload_bytes=PAYLOAD_BYTES, seed=seed, reps=1, insecure=params.startswith("toy"))
+    (r,) = in_child(_measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=python)
     if r["status"] != "measured":
         raise RuntimeError(f"hepkg's {cfg['scheme']} N={N} k={k}: {r['status']}")
     return dict(affine_s=r["affine_wall_s"], range_check_s=r["range_check_wall_s"],
                 compression_s=r["compression_wall_s"], digest_s=r["digest_s"], decode_s=r["retrieve_s"],
                 keygen_s=r["keygen_s"], rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
-                key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]))
+                key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]), openfhe_module=r["openfhe_module"])
 
 
 def versus_cases(scale: str) -> list[str]:
@@ -133,8 +159,10 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     if authors is not None and "_".join(_args(mode, N, k, t)) in authors.configs:
         sides["authors"] = lambda: run_authors(authors, mode, N, k, t, threads)
     boards = itertools.count(seed)                                            # a fresh board each run
-    sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards))
+    python = authors.python if authors else None
+    sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards), python)
     out = alternate(sides, reps)
-    build = {"authors": " + ".join(b.root.name for b in authors.built) if authors else None,
-             "hepkg": f"openfhe-python wheel {importlib.metadata.version('openfhe')}"}
+    build = {"authors": " + ".join(b.root.name for b in authors.built[:2]) if authors else None,
+             "hepkg": f"{authors.built[2].root.name} on {authors.built[0].root.name}" if python else
+             f"openfhe-python wheel {importlib.metadata.version('openfhe')}"}
     return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
