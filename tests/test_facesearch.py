@@ -415,8 +415,24 @@ def test_a_method_that_does_not_fit_is_modelled_from_its_lean_twin():
     from hepkg.facesearch.report import measured_table
 
     trials, memory = _fake_runs(4.22, 3.64, hydia_status="exceeds memory")
-    memory.loc[memory.method == "hydia", "status"] = "exceeds memory"
+    refused = memory.method == "hydia"  # as the grid keeps it: the refusal row has no method, its config names it
+    memory.loc[refused, "status"] = "exceeds memory"
+    memory = memory.assign(config_method=memory.method)
+    memory.loc[refused, "method"] = None
     t = measured_table(trials, memory).set_index("method")
     assert t.loc["hydia", "status"] == "modelled" and t.loc["hydia", "ram_status"] == "estimated"
     assert t.loc["hydia", "membership_s"] == t.loc["hydia-lean", "membership_s"]
     assert t.loc["bsgs-diagonal", "ratio_basis"].startswith("modelled")
+    assert t.loc["bsgs-diagonal", "ram_ratio"] == pytest.approx(28 / 6) and t.loc["bsgs-diagonal", "verdict_ram"] == "holds"
+    assert t.loc["bsgs-diagonal", "ram_ratio_basis"].startswith("estimated")
+
+
+def test_a_ram_ratio_without_hydias_peak_gets_no_verdict():
+    from hepkg.facesearch.report import measured_table
+
+    trials, memory = _fake_runs(4.22, 3.64)
+    t = measured_table(trials, memory[memory.method != "hydia"]).set_index("method")
+    assert t.loc["bsgs-diagonal", "verdict_membership"] == "holds"
+    row = t.loc["bsgs-diagonal"]
+    assert row.get("verdict_ram") is None or row.isna()["verdict_ram"]
+    assert row.get("ram_ratio") is None or row.isna()["ram_ratio"]

@@ -91,6 +91,9 @@ def ratio_range(num, den) -> tuple[float, float, float]:
 
 def against_stated(ours: tuple[float, float], stated: tuple[float, float]) -> str:
     """A measured range against a stated figure's range (its spread or tolerance), both bounds: 'holds' when
-    they overlap, 'fails: above' or 'fails: below' when ours lies entirely above or below it."""
+    they overlap, 'fails: above' or 'fails: below' when ours lies entirely above or below it; ValueError when a
+    bound is missing (NaN), which would otherwise read as 'holds'."""
+    if any(math.isnan(v) for v in (*ours, *stated)):
+        raise ValueError(f"a verdict needs both ranges: ours {tuple(ours)}, stated {tuple(stated)}")
     (lo, hi), (slo, shi) = sorted(ours), sorted(stated)
     return "fails: above" if lo > shi else "fails: below" if hi < slo else "holds"

@@ -128,6 +128,8 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
     estimate."""
     paper = PAPER.cpu_table()
     ok = trials[trials.status == "measured"]
+    if "config_method" in memory:  # a process refused for memory has no row of its own: its config names the method
+        memory = memory.assign(method=memory.method.fillna(memory.config_method))
     mem = memory.set_index(["kappa", "l", "K", "method"]) if len(memory) else memory
     twin = {v: k for k, v in similarity.VARIANT_OF.items()}  # authors' method -> its measured leaner variant
     samples, rows = {}, []
@@ -179,8 +181,10 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
                     pr, plo, phi)
                 out.loc[i, f"verdict_{name}"] = against_stated((lo, hi), (plo, phi))
         hydia_ram = out[(out.kappa == row.kappa) & (out.l == row.l) & (out.K == row.K) & (out.method == "hydia")]
-        if len(hydia_ram):
+        if len(hydia_ram) and np.isfinite(hydia_ram.ram_gb.iloc[0] / row.ram_gb):
             out.loc[i, "ram_ratio"] = hydia_ram.ram_gb.iloc[0] / row.ram_gb
+            out.loc[i, "ram_ratio_basis"] = ("measured" if (hydia_ram.ram_status.iloc[0], row.ram_status) == (
+                "measured", "measured") else "estimated (a peak from keys and held ciphertexts: the process did not fit)")
             if stated:
                 pr, plo, phi = _paper_ratio(pm, pb, "ram_gb")
                 out.loc[i, ["paper_ram_ratio", "paper_ram_ratio_lo", "paper_ram_ratio_hi"]] = pr, plo, phi
@@ -220,7 +224,7 @@ def _stated(meas: pd.DataFrame, name: str):
         return None, "no row at the paper's sizes with both methods"
     ours, theirs = _COLUMNS[name]
     cols = ["kappa", "K", "status", "ratio_basis", ours, f"{ours}_lo", f"{ours}_hi", theirs, f"{theirs}_lo",
-            f"{theirs}_hi", col] + (["ram_gb", "ram_status"] if name == "ram" else [])
+            f"{theirs}_hi", col] + (["ram_gb", "ram_status", "ram_ratio_basis"] if name == "ram" else [])
     return bool((rows[col] == "holds").all()), rows.reindex(columns=cols).to_dict("records")
 
 
