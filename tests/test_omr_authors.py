@@ -136,11 +136,23 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
     monkeypatch.delenv("HEPKG_OPENFHE_PYTHON_SRC", raising=False)
     got = A.prepare(tmp_path)
     assert got.python is None and "git clone https://github.com/openfheorg/openfhe-python" in capsys.readouterr().out
+    import openfhe
+
     seen = {}
     monkeypatch.setenv("HEPKG_OPENFHE_PYTHON_SRC", str(tmp_path / "ofp"))
     monkeypatch.setattr(A.builds, "openfhe_python",
                         lambda src, ref, against: seen.update(src=src, ref=ref, lib=against) or
                         _build(tmp_path / "openfhe-python-cc", prefix=tmp_path / "py"))
+    (tmp_path / "py").mkdir()
+    got = A.prepare(tmp_path)                   # no module in the build's folder: the child would import the wheel
+    assert got.python is None and "does not run on openfhe-python-cc" in capsys.readouterr().out
+    (tmp_path / "py" / "openfhe").mkdir()       # a module that lacks what hepkg's backend calls
+    (tmp_path / "py" / "openfhe" / "__init__.py").write_text("raise ImportError('no bindings here')\n")
+    got = A.prepare(tmp_path)
+    assert got.python is None and "no bindings here" in capsys.readouterr().out
+    (tmp_path / "py" / "openfhe" / "__init__.py").unlink()
+    (tmp_path / "py" / "openfhe").rmdir()
+    (tmp_path / "py" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for a good build
     got = A.prepare(tmp_path)
     assert got.python == tmp_path / "py" and seen == dict(src=str(tmp_path / "ofp"), ref=A.OPENFHE_PYTHON_REF, lib=lib)
     assert got.configs == {"OMD_65536_16"} and len(got.built) == 3

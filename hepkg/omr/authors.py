@@ -15,10 +15,11 @@ hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on
 payload (612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked
 against the planted messages. Given an openfhe-python checkout (``$HEPKG_OPENFHE_PYTHON_SRC``), that
 child imports the ``openfhe`` module built from it (:data:`OPENFHE_PYTHON_REF`) against the very OpenFHE
-build their program links; otherwise the openfhe-python wheel (OpenFHE 1.6.1). Each hepkg row names
-the module it ran (``openfhe_module``). The sides alternate after a warm-up round, ``OMP_NUM_THREADS``
-the same on both (the case's ``threads``). What cannot be made equal: neither side has HEXL here;
-the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
+build their program links, if hepkg's backend runs on it (a toy digest decoded first; v1.4.0.1 lacks the
+key-map accessors the backend uses, so today it does not); otherwise the openfhe-python wheel (OpenFHE
+1.6.1). Each hepkg row names the module it ran (``openfhe_module``). The sides alternate after a
+warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be made
+equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
 uses dnum 3 (log PQ 1620; ``bfv-omr-soph``) on either module; hepkg has no ring switching (its digest
 stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 """
@@ -40,7 +41,7 @@ __all__ = ["REPO", "ENV", "OPENFHE_REF", "Authors", "prepare", "authors_configs"
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
 OPENFHE_REF = "v1.4.0"
-OPENFHE_PYTHON_REF = "v1.4.0.1.3"   # the last openfhe-python release for OpenFHE 1.4.0
+OPENFHE_PYTHON_REF = "v1.4.0.1"   # the openfhe-python release made for OpenFHE v1.4.0 (later v1.4.0.1.x need newer)
 #: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
               "digest_kb")
@@ -79,7 +80,12 @@ def prepare(checkout) -> Authors:
     built, python = (lib, prog), None
     if os.environ.get(builds.OPENFHE_PYTHON_ENV):
         module = builds.openfhe_python(os.environ[builds.OPENFHE_PYTHON_ENV], OPENFHE_PYTHON_REF, lib)
-        built, python = built + (module,), module.prefix
+        why = _fails_hepkg(module.prefix)
+        if why is None:
+            built, python = built + (module,), module.prefix
+        else:
+            print(f"hepkg's backend does not run on {module.root.name} ({why}); hepkg runs the openfhe wheel",
+                  flush=True)
     else:
         print(f"hepkg runs the openfhe wheel; for OpenFHE {OPENFHE_REF} on both sides: "
               f"{builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and set {builds.OPENFHE_PYTHON_ENV} to its path",
@@ -126,13 +132,30 @@ def _measure_naming_module(config: dict) -> list[dict]:
     return [r | dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent)) for r in measure_here(config)]
 
 
+def _config(params: str, mode: str, N: int, k: int, seed: int) -> dict:
+    return dict(backend="openfhe", params=params, ps="sophomr", scheme="sophomd" if mode == "OMD" else "sophomr",
+                N=N, k=k, payload_bytes=PAYLOAD_BYTES, seed=seed, reps=1, insecure=params.startswith("toy"))
+
+
+def _fails_hepkg(python) -> str | None:
+    """None when hepkg's SophOMD decodes a toy digest (N = 4096, k = 4) on the ``openfhe`` module in ``python``,
+    else why not."""
+    try:
+        (r,) = in_child(_measure_naming_module, _config("toy-bfv-omr-soph", "OMD", 4096, 4, 0), 0, 1,
+                        python_path=python)
+    except Exception as exc:                     # the backend's error in the child, e.g. a binding it lacks
+        return f"{type(exc).__name__}: {exc}"
+    if r["status"] != "measured" or not r["correct"] or r["openfhe_module"] != str(pathlib.Path(python) / "openfhe"):
+        return f"status {r['status']}, correct {r.get('correct')}, module {r.get('openfhe_module')}"
+    return None
+
+
 def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, python=None) -> dict:
     """hepkg's SophOMD / SophOMR on the same configuration, in a child process (keys, one digest, decoding) that
     imports ``openfhe`` from ``python`` first (None: the installed wheel)."""
     from .experiments import estimated_peak_bytes
 
-    cfg = dict(backend="openfhe", params=params, ps="sophomr", scheme="sophomd" if mode == "OMD" else "sophomr",
-               N=N, k=k, payload_bytes=PAYLOAD_BYTES, seed=seed, reps=1, insecure=params.startswith("toy"))
+    cfg = _config(params, mode, N, k, seed)
     (r,) = in_child(_measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=python)
     if r["status"] != "measured":
         raise RuntimeError(f"hepkg's {cfg['scheme']} N={N} k={k}: {r['status']}")
