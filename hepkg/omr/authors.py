@@ -19,9 +19,9 @@ build their program links, if hepkg's backend runs on it (a toy digest decoded f
 key-map accessors the backend uses, so today it does not); otherwise the openfhe-python wheel (OpenFHE
 1.6.1). Each hepkg row names the module it ran (``openfhe_module``). The sides alternate after a
 warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be made
-equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
-uses dnum 3 (log PQ 1620; ``bfv-omr-soph``) on either module; hepkg has no ring switching (its digest
-stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740
+bits), so hepkg's top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``); hepkg has no ring
+switching (its digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 """
 from __future__ import annotations
 
