@@ -1,5 +1,6 @@
 """hepkg.bench.rns_ops on a tiny insecure ring (N = 2^12, one repetition): the table's shape and values."""
 import numpy as np
+import pandas as pd
 import pytest
 
 import hepkg.he as he
@@ -15,7 +16,7 @@ def _check_measured(rows):
 
 
 def test_engine_alone_names_the_missing_openfhe_set():
-    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1)
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, xps=["numpy"])
     assert list(table.columns) == rns_ops.COLUMNS and len(table) == 2 * len(rns_ops.OPS)
     assert set(table.backend) == {"rns-numpy", "openfhe"} and (table.N == 4096).all() and (table.depth == 3).all()
     mine = table[table.backend == "rns-numpy"]
@@ -24,6 +25,26 @@ def test_engine_alone_names_the_missing_openfhe_set():
     theirs = table[table.backend == "openfhe"]
     assert theirs.median_ms.isna().all() and theirs.note.str.contains("no OpenFHE set").all()
     assert table.vs_openfhe.isna().all()
+
+
+def test_engine_alone_where_openfhe_is_not_installed(monkeypatch):
+    monkeypatch.setattr(he, "availability", lambda: {"openfhe": False})
+    table = rns_ops.measure_config("rns-test-4096-d3", "toy-ckks-4096-d11", reps=1, xps=["numpy"])
+    theirs = table[table.backend == "openfhe"]
+    assert len(theirs) == len(rns_ops.OPS) and theirs.median_ms.isna().all()
+    assert theirs.note.str.contains("OpenFHE is not installed").all() and table.vs_openfhe.isna().all()
+    _check_measured(table[table.backend == "rns-numpy"])
+
+
+def test_main_saves_tagged_tables_of_the_named_array_module(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPKG_ARTIFACTS", str(tmp_path))
+    monkeypatch.setattr(rns_ops, "engine_sets", lambda n, d: ("rns-test-4096-d3", None))
+    rns_ops.main(["--n", "12", "--depth", "3", "--reps", "1", "--xp", "numpy", "--save", "--tag", "probe"])
+    saved = sorted(p.name for p in (tmp_path / "bench").iterdir())
+    assert saved == sorted(f"{t}_probe.{e}" for t in ("rns_ops", "rns_ops_published", "rns_bandwidth")
+                           for e in ("csv", "md"))
+    table = pd.read_csv(tmp_path / "bench" / "rns_ops_probe.csv")
+    assert set(table.backend) == {"rns-numpy", "openfhe"} and (table.N == 4096).all()
 
 
 @pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
@@ -52,7 +73,7 @@ def test_sets_and_array_modules():
 
 
 def test_beside_published_divides_ours_by_the_papers_figures():
-    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1).assign(N=32768)
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, xps=["numpy"]).assign(N=32768)
     out = rns_ops.beside_published(table)
     assert set(out.op) == {"hoist_step", "rotate", "ntt"} and (out.backend == "rns-numpy").all()
     np.testing.assert_allclose(out.ratio, out.median_ms / out.published_ms)

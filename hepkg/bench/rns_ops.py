@@ -1,10 +1,10 @@
 """Microbenchmarks of hepkg's RNS-CKKS engine beside OpenFHE: NTT, product, rotation, hoisted rotation.
 
-``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--save]`` times, for each
-ring degree 2^n and depth, the engine's own full-size set (``rns-ckks-<N>-d<depth>``, numpy, and
-CuPy where :mod:`hepkg.rns.device` finds it) and hepkg's OpenFHE set of the same shape
+``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--xp numpy cupy] [--save [--tag T]]``
+times, for each ring degree 2^n and depth, the engine's own full-size set (``rns-ckks-<N>-d<depth>``, numpy,
+and CuPy where :mod:`hepkg.rns.device` finds it) and hepkg's OpenFHE set of the same shape
 (``ckks-<N>-d<depth>``; at N = 2^16 the 2^15 set's moduli, see :func:`engine_sets`), interleaved in
-one run (one warm-up round):
+one run (one warm-up round); where OpenFHE is not installed (a GPU machine, say) its rows say so:
 
 - ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
   bindings do not expose its NTT: no OpenFHE row);
@@ -274,8 +274,8 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
 
     rns_params = get_params(rns_params)
     backends = {f"rns-{xp}": rns_calls(rns_params, xp, seed) for xp in (xps or array_modules())}
-    ctx = None
-    if openfhe_params is not None:
+    ctx, missing = None, _openfhe_missing(openfhe_params, rns_params)
+    if missing is None:
         ctx, backends["openfhe"] = openfhe_calls(openfhe_params, insecure, seed)
     try:
         methods = {f"{b}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
@@ -285,9 +285,8 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
         if ctx is not None:
             ctx.close()
     rows = [r for b in backends for r in _rows(runs, b)]
-    if openfhe_params is None:
-        rows += [dict(op=op, backend="openfhe", note=f"hepkg has no OpenFHE set ckks-{rns_params.n}-d"
-                      f"{rns_params.depth}") for op in OPS]
+    if missing is not None:
+        rows += [dict(op=op, backend="openfhe", note=missing) for op in OPS]
     else:
         rows.append(dict(op="ntt", backend="openfhe", note="not exposed by OpenFHE's python bindings"))
     out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
@@ -296,18 +295,30 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
     return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64"}))
 
 
+def _openfhe_missing(openfhe_params, rns_params):
+    """Why no OpenFHE row can be measured beside the engine (None: it can)."""
+    import hepkg.he as he
+
+    if openfhe_params is None:
+        return f"hepkg has no OpenFHE set ckks-{rns_params.n}-d{rns_params.depth}"
+    if not he.availability()["openfhe"]:
+        return "OpenFHE is not installed on this machine"
+    return None
+
+
 def _with_ratio(df):
     ref = df[df.backend == "openfhe"].set_index("op").median_ms
     df["vs_openfhe"] = df.median_ms / df.op.map(ref)
     return df
 
 
-def measure(n_logs=(15, 16), depths=(9, 11), *, reps: int = 5, seed: int = 0):
-    """The long table for every (N = 2^n, depth): one row per (op, backend)."""
+def measure(n_logs=(15, 16), depths=(9, 11), *, reps: int = 5, seed: int = 0, xps=None):
+    """The long table for every (N = 2^n, depth): one row per (op, backend); ``xps``: the engine's array
+    modules (None: every one found here)."""
     import pandas as pd
 
-    return pd.concat([measure_config(*engine_sets(n, d), reps=reps, seed=seed) for n in n_logs for d in depths],
-                     ignore_index=True)
+    return pd.concat([measure_config(*engine_sets(n, d), reps=reps, seed=seed, xps=xps) for n in n_logs
+                      for d in depths], ignore_index=True)
 
 
 def main(argv=None) -> None:
@@ -316,7 +327,11 @@ def main(argv=None) -> None:
     parser.add_argument("--depth", type=int, nargs="+", default=[9, 11], help="multiplicative depths")
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (after one warm-up)")
     parser.add_argument("--threads", type=int, default=1, help="OpenMP threads for OpenFHE")
+    parser.add_argument("--xp", nargs="+", choices=["numpy", "cupy"], default=None,
+                        help="the engine's array modules (default: numpy, and cupy where a GPU is visible)")
     parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
+    parser.add_argument("--tag", default="", help="suffix of the saved tables' names (rns_ops_<tag>.csv ...), "
+                        "e.g. gpu for a run on another machine")
     parser.add_argument("--precision", action="store_true",
                         help="only the precision table (N = 2^15, the --depth values; rns beside OpenFHE) -> "
                              "artifacts/bench/rns_precision.csv with --save")
@@ -341,14 +356,17 @@ def main(argv=None) -> None:
         print(table.round(2).to_string(index=False))
         return
 
-    table = measure(args.n, args.depth, reps=args.reps)
+    xps = args.xp or array_modules()
+    table = measure(args.n, args.depth, reps=args.reps, xps=xps)
     published = beside_published(table)
     bandwidth = pd.concat([kernel_bandwidth(engine_sets(n, min(args.depth))[0], xp, reps=args.reps)
-                           for n in args.n for xp in array_modules()], ignore_index=True)
+                           for n in args.n for xp in xps], ignore_index=True)
     if args.save:
         from .report import save_table
-        print("saved", *save_table(table, "bench", "rns_ops"), *save_table(published, "bench", "rns_ops_published"),
-              *save_table(bandwidth, "bench", "rns_bandwidth"))
+        tag = f"_{args.tag}" if args.tag else ""
+        print("saved", *save_table(table, "bench", f"rns_ops{tag}"),
+              *save_table(published, "bench", f"rns_ops_published{tag}"),
+              *save_table(bandwidth, "bench", f"rns_bandwidth{tag}"))
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         print(table.to_string(index=False), published.drop(columns="source").to_string(index=False),
               bandwidth.to_string(index=False), sep="\n\n")
