@@ -7,7 +7,7 @@
 set -u
 OUT=${OUT:-gpu-check}
 PY=${PY:-python3}
-LIMIT=${LIMIT:-540}
+LIMIT=${LIMIT:-600}
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg OMP_NUM_THREADS=1
 mkdir -p "$OUT/art/bench"
 T0=$(date +%s)
@@ -27,10 +27,10 @@ step() {  # step NAME SECONDS COMMAND...: run it within its limit and what is le
 step 00_env "${T_ENV:-30}" bash -c "nvidia-smi; lscpu | head -14; $PY -c 'import sys, numpy, cupy, pandas
 print(sys.version, numpy.__version__, cupy.__version__, pandas.__version__, cupy.cuda.runtime.runtimeGetVersion())
 import dataclasses; from hepkg.facesearch import gpu; print(dataclasses.asdict(gpu.device_info(cupy)))'"
-step 01_rns_tests "${T_TESTS:-130}" $PY -m pytest -p no:cacheprovider -n 8 -m "not full and not slow" -q -rs \
+step 01_rns_tests "${T_TESTS:-200}" $PY -m pytest -p no:cacheprovider -p no:benchmark -n 8 -m "not full and not slow" -q -rs \
     tests/test_rns_*.py tests/test_facesearch_gpu.py
 step 02_test_rns_cupy "${T_RNS:-130}" env HEPKG_RNS_XP=cupy HEPKG_TEST_CKKS=ckks-32768-d9 HEPKG_TEST_CKKS_BACKENDS=rns \
-    $PY -m pytest -p no:cacheprovider -n 8 --dist load -m "not full and not slow" -q -rs \
+    $PY -m pytest -p no:cacheprovider -p no:benchmark -n 8 --dist load -m "not full and not slow" -q -rs \
     tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py
 step 03_bench_rns_cupy "${T_BENCH:-90}" env HEPKG_ARTIFACTS="$OUT/art" \
     $PY -m hepkg.bench.rns_ops --xp cupy --save --tag gpu
