@@ -158,9 +158,13 @@ def test_public_context_in_a_fresh_process(tmp_path):
     np.testing.assert_array_equal(c.decrypt(out, 7), np.arange(1, 8) ** 2)
 
 
-def test_in_process_public_context_shares_keys_and_refuses_when_absent():
+@pytest.mark.parametrize("lists_maps", [True, False])
+def test_in_process_public_context_shares_keys_and_refuses_when_absent(lists_maps, monkeypatch):
     """public() refers to the keys in OpenFHE's process-wide maps; the same payload where those keys are
-    gone (another process, or every context of the tag closed) is refused by name."""
+    gone (another process, or every context of the tag closed) is refused by name, also where the bindings
+    cannot list the maps (``lists_maps`` False, as before openfhe-python 1.6)."""
+    from hepkg.he.backends import openfhe
+    monkeypatch.setattr(openfhe, "_LISTS_MAPS", lists_maps)
     c = he.context("openfhe", INT["bgv"], rotations=EXACT, policy="exact", insecure=True)
     pub = c.public()
     c._in_process = True  # the payload public() builds

@@ -245,8 +245,12 @@ def test_3_contexts_made_and_dropped_keep_rss_flat(backend):
 
 
 @needs_openfhe
-def test_3_openfhe_keys_leave_the_maps_when_the_last_user_goes():
+@pytest.mark.parametrize("lists_maps", [True, False])
+def test_3_openfhe_keys_leave_the_maps_when_the_last_user_goes(lists_maps, monkeypatch):
     import openfhe as ofhe
+
+    from hepkg.he.backends import openfhe
+    monkeypatch.setattr(openfhe, "_LISTS_MAPS", lists_maps)  # False: the older bindings' tag-by-tag look-up
     maps = ofhe.CryptoContext
     ctx = he.context("openfhe", "bfv-8192-d2", rotations=[1])
     tag, pub = ctx._tag, ctx.public()

@@ -21,7 +21,11 @@ which outlive the Python objects. A public context deserializes the crypto conte
 key and evaluation keys; in the process that made them the keys are already in the maps
 and are reused. Every context holding a tag is counted; when the last one is closed or
 collected, that tag's keys leave the maps (the bindings clear the maps only as a whole, so
-the other tags' keys are put back: they are shared pointers, nothing is copied).
+the other tags' keys are put back: they are shared pointers, nothing is copied). Bindings
+before openfhe-python 1.6 cannot list the maps: there the tags this process put in are
+looked up one by one and the indices of the rotation keys it made are remembered; a
+payload's serialized evaluation keys are refused there (nothing could show that they hold
+no keys of another tag: after a round trip OpenFHE's serialization is not byte-identical).
 
 Moduli: the bindings expose neither the primes of Q (read here from the context's JSON
 serialization) nor those of P, the hybrid key-switching modulus. With hybrid key
@@ -48,7 +52,7 @@ import openfhe as ofhe
 
 from ..context import Context
 from ..envelope import frame, unframe
-from ..errors import ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
+from ..errors import BackendUnavailable, ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
 from ..guard import in_child
 
 _BIN = ofhe.BINARY
@@ -104,6 +108,10 @@ _LIVE: Counter = Counter()
 #: digest of the serialized evaluation keys loaded into the maps per key tag (tags whose keys were
 #: deserialized here, not generated)
 _LOADED: dict[str, bytes] = {}
+#: whether the bindings list OpenFHE's key maps (GetAllEvalMultKeys, openfhe-python 1.6 and later)
+_LISTS_MAPS = hasattr(ofhe.CryptoContext, "GetAllEvalMultKeys")
+#: without that: the key tags this process put into the maps, and the rotation key indices it generated per tag
+_KNOWN: dict[str, frozenset] = {}
 
 
 def _release_tag(tag: str) -> None:
@@ -116,17 +124,38 @@ def _release_tag(tag: str) -> None:
     _drop_tags({tag})
 
 
+def _key_maps() -> tuple[dict, dict]:
+    """OpenFHE's process-wide relinearization and rotation keys, each a dict by key tag."""
+    cc = ofhe.CryptoContext
+    if _LISTS_MAPS:
+        return cc.GetAllEvalMultKeys(), cc.GetAllEvalAutomorphismKeys()
+    return _look_up(cc.GetEvalMultKeyVector), _look_up(cc.GetEvalAutomorphismKeyMap)
+
+
+def _look_up(get) -> dict:
+    found = {}
+    for tag in _KNOWN:
+        try:
+            found[tag] = get(tag)
+        except RuntimeError:  # OpenFHE holds no such keys for the tag
+            pass
+    return found
+
+
 def _tags() -> set[str]:
     """Key tags that have relinearization or rotation keys in OpenFHE's maps."""
-    cc = ofhe.CryptoContext
-    return set(cc.GetAllEvalMultKeys()) | set(cc.GetAllEvalAutomorphismKeys())
+    mult, auto = _key_maps()
+    return set(mult) | set(auto)
 
 
 def _drop_tags(tags: set[str]) -> None:
-    """Remove the keys of ``tags`` from OpenFHE's maps, keeping every other tag's."""
+    """Remove the keys of ``tags`` from OpenFHE's maps, keeping every other tag's (where the maps cannot be
+    listed, only the tags this process knows are kept: keys of any other tag leave too)."""
     cc = ofhe.CryptoContext
-    mult, auto = cc.GetAllEvalMultKeys(), cc.GetAllEvalAutomorphismKeys()
-    if not tags & (set(mult) | set(auto)):
+    mult, auto = _key_maps()
+    for tag in tags:
+        _KNOWN.pop(tag, None)
+    if _LISTS_MAPS and not tags & (set(mult) | set(auto)):
         return
     ofhe.ClearEvalMultKeys()
     cc.ClearEvalAutomorphismKeys()
@@ -149,9 +178,9 @@ def _digest(mult_b: bytes, galois_b: bytes) -> bytes:
 
 def _generated_equals(tag: str, mult_b: bytes, galois_b: bytes) -> bool:
     """Whether the keys this process generated for ``tag`` serialize to exactly these bytes."""
-    cc = ofhe.CryptoContext
-    mult = ofhe.SerializeEvalMultKeyString(_BIN, tag) if tag in cc.GetAllEvalMultKeys() else b""
-    galois = ofhe.SerializeEvalAutomorphismKeyString(_BIN, tag) if tag in cc.GetAllEvalAutomorphismKeys() else b""
+    mult_keys, auto_keys = _key_maps()
+    mult = ofhe.SerializeEvalMultKeyString(_BIN, tag) if tag in mult_keys else b""
+    galois = ofhe.SerializeEvalAutomorphismKeyString(_BIN, tag) if tag in auto_keys else b""
     return (mult, galois) == (mult_b, galois_b)
 
 
@@ -213,6 +242,7 @@ class OpenFHEContext(Context):
     def _hold(self, tag: str) -> None:
         """Count this context as a user of ``tag``'s keys until it is closed or collected."""
         self._tag = tag
+        _KNOWN.setdefault(tag, frozenset())
         _LIVE[tag] += 1
         self._finalizer = weakref.finalize(self, _release_tag, tag)
 
@@ -242,7 +272,13 @@ class OpenFHEContext(Context):
         if self.swap_key:
             cc.EvalAutomorphismKeyGen(kp.secretKey, [self._swap_index])
         self._sk, self._pk = kp.secretKey, kp.publicKey
+        _KNOWN[kp.publicKey.GetKeyTag()] = frozenset(self._rotation_indices())
         self._hold(kp.publicKey.GetKeyTag())
+
+    def _rotation_indices(self) -> set[int]:
+        """The automorphism indices of the rotation (and swap) keys this context declares."""
+        need = set(self._cc.FindAutomorphismIndices(sorted(self.keys.steps))) if self.keys.steps else set()
+        return need | ({self._swap_index} if self.swap_key else set())
 
     def _galois_bytes(self) -> bytes:
         if not (self.keys.steps or self.swap_key):
@@ -281,10 +317,13 @@ class OpenFHEContext(Context):
 
     def _check_in_process_keys(self) -> None:
         """CorruptedData unless this process holds every evaluation key the context declares."""
-        held = set(self._cc.GetExistingEvalAutomorphismKeyIndices(self._tag)) if (
-            self._tag in ofhe.CryptoContext.GetAllEvalAutomorphismKeys()) else set()
-        need = set(self._cc.FindAutomorphismIndices(sorted(self.keys.steps))) if self.keys.steps else set()
-        need |= {self._swap_index} if self.swap_key else set()
+        if not _LISTS_MAPS:
+            held = set(_KNOWN.get(self._tag, ()))
+        elif self._tag in _key_maps()[1]:
+            held = set(self._cc.GetExistingEvalAutomorphismKeyIndices(self._tag))
+        else:
+            held = set()
+        need = self._rotation_indices()
         if not need <= held:
             raise CorruptedData(f"the OpenFHE public context refers to evaluation keys held in this process, "
                                 f"and {len(need - held)} of its {len(need)} rotation keys are not here")
@@ -308,7 +347,7 @@ class OpenFHEContext(Context):
         self._hold(tag)
         if in_process:
             self._check_in_process_keys()
-        if self.relin_key and tag not in ofhe.CryptoContext.GetAllEvalMultKeys():
+        if self.relin_key and tag not in _key_maps()[0]:
             raise CorruptedData("the OpenFHE public context carries no relinearization key for its public key")
 
     def _insert_keys(self, tag: str, mult_b: bytes, galois_b: bytes) -> None:
@@ -328,6 +367,12 @@ class OpenFHEContext(Context):
                                     f"already holds for its key tag {tag[:8]}: another context loaded here claims "
                                     f"the same secret key with other keys (a forged context)")
             return
+        if not _LISTS_MAPS:
+            raise BackendUnavailable(
+                f"openfhe-python {getattr(ofhe, '__version__', '(this version)')} cannot list OpenFHE's key maps "
+                f"(GetAllEvalMultKeys: 1.6 and later), so the evaluation keys in this payload cannot be checked for "
+                f"keys of other tags: load it on openfhe-python 1.6 or later, or use public() in the process that "
+                f"made the keys")
         if mult_b:
             ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
         if galois_b:
@@ -337,6 +382,7 @@ class OpenFHEContext(Context):
             _drop_tags(foreign | {tag})
             raise CorruptedData(f"the OpenFHE public context carries evaluation keys of another key tag than its "
                                 f"public key's ({sorted(t[:8] for t in foreign)}, not {tag[:8]})")
+        _KNOWN[tag] = frozenset(self._rotation_indices())
         _LOADED[tag] = digest
 
     def _galois_map(self):
@@ -455,6 +501,8 @@ class OpenFHEContext(Context):
             return self._compress(x, x.GetLevel() + 1)
         if self.scheme == "bgv":
             return self._cc.ModReduce(x)
+        if not hasattr(self._cc, "LevelReduce"):
+            raise SchemeError("these openfhe bindings have no LevelReduce (CKKS mod_switch): openfhe-python 1.6 has")
         return self._cc.LevelReduce(x, None, 1)
 
     def _noise_budget(self, x) -> int:
