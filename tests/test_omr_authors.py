@@ -56,7 +56,7 @@ def _standin(tmp_path: pathlib.Path, body: str) -> A.Authors:
     exe = tmp_path / "test"
     exe.write_text("#!/bin/sh\n" + body)
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return A.Authors(exe, tmp_path / "lib", frozenset({"OMD_65536_16", "OMR_65536_50_250"}))
+    return A.Authors({"authors": A.Program(exe, tmp_path / "lib")}, frozenset({"OMD_65536_16", "OMR_65536_50_250"}))
 
 
 def test_run_authors_times_their_phases_and_reads_their_files(tmp_path):
@@ -116,13 +116,31 @@ def _build(root, prefix=None):
     return types.SimpleNamespace(root=root, prefix=prefix)
 
 
+def test_each_build_of_their_program_is_a_side_beside_hepkg(tmp_path):
+    """The build on hepkg's OpenFHE is the reference ``authors``, the one at their tested version a side of its own."""
+    lines = OUTPUT.replace("\n", "\\n")
+    exe = _standin(tmp_path, f"""
+        case "$LD_LIBRARY_PATH" in
+            {tmp_path}/lib14*) printf '{lines}' | sed 's/61.25/70.5/';;
+            *) printf '{lines}';;
+        esac
+        """).programs["authors"].binary
+    authors = A.Authors({"authors": A.Program(exe, tmp_path / "lib", "sophomr-bb + openfhe-v151"),
+                         "authors-v1.4.0": A.Program(exe, tmp_path / "lib14", "sophomr-bb + openfhe-v140")},
+                        frozenset({"OMD_4096_4"}))
+    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1).set_index("side")
+    assert sorted(runs.index) == ["authors", "authors-v1.4.0", "hepkg"] and bool(runs.correct.all())
+    assert runs.affine_s[["authors", "authors-v1.4.0"]].tolist() == [61.25, 70.5]
+    assert runs.build["authors-v1.4.0"] == "sophomr-bb + openfhe-v140"
+    assert runs.build["hepkg"].startswith("openfhe-python wheel")
+
+
 def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
     import openfhe
 
     (tmp_path / "python").mkdir()
     (tmp_path / "python" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for the build
-    built = tuple(_build(tmp_path / name) for name in ("openfhe-aa", "sophomr-bb", "openfhe-python-cc"))
-    authors = A.Authors(tmp_path / "test", tmp_path / "lib", frozenset(), built, tmp_path / "python")
+    authors = A.Authors({}, frozenset(), tmp_path / "python", "openfhe-python-cc on openfhe-aa")
     runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1)
     assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
     assert runs.openfhe_module.iloc[0] == str(tmp_path / "python" / "openfhe")
@@ -130,12 +148,14 @@ def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
 
 
 def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_openfhe(tmp_path, monkeypatch, capsys):
-    lib, prog = (_build(tmp_path / "openfhe-aa", prefix=tmp_path / "inst"), _build(tmp_path / "sophomr-bb"))
-    monkeypatch.setattr(A.builds, "against_openfhe", lambda name, checkout, ref: (lib, prog))
+    built = {ref: (_build(tmp_path / f"openfhe-{ref}", prefix=tmp_path / f"inst-{ref}"),
+                   _build(tmp_path / f"sophomr-{ref}")) for ref in (A.OPENFHE_REF, A.SAME_OPENFHE_REF)}
+    monkeypatch.setattr(A.builds, "against_openfhe", lambda name, checkout, ref: built[ref])
     (tmp_path / "main.cpp").write_text('{"OMD_65536_16", f},')
     monkeypatch.delenv("HEPKG_OPENFHE_PYTHON_SRC", raising=False)
     got = A.prepare(tmp_path)
     assert got.python is None and "git clone https://github.com/openfheorg/openfhe-python" in capsys.readouterr().out
+    assert list(got.programs) == ["authors"] and got.programs["authors"].libdir == tmp_path / "inst-v1.4.0" / "lib"
     import openfhe
 
     seen = {}
@@ -154,5 +174,18 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
     (tmp_path / "py" / "openfhe").rmdir()
     (tmp_path / "py" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for a good build
     got = A.prepare(tmp_path)
+    lib = built[A.SAME_OPENFHE_REF][0]
     assert got.python == tmp_path / "py" and seen == dict(src=str(tmp_path / "ofp"), ref=A.OPENFHE_PYTHON_REF, lib=lib)
-    assert got.configs == {"OMD_65536_16"} and len(got.built) == 3
+    assert got.configs == {"OMD_65536_16"} and list(got.programs) == ["authors", "authors-v1.4.0"]
+    assert got.programs["authors"].build == "sophomr-v1.5.1 + openfhe-v1.5.1"
+    assert got.programs["authors-v1.4.0"].libdir == tmp_path / "inst-v1.4.0" / "lib"
+    assert got.hepkg_build == "openfhe-python-cc on openfhe-v1.5.1"
+
+    def fails(name, checkout, ref):
+        if ref == A.SAME_OPENFHE_REF:
+            raise A.builds.BuildError("sophomr does not compile")
+        return built[ref]
+    monkeypatch.setattr(A.builds, "against_openfhe", fails)
+    got = A.prepare(tmp_path)
+    assert list(got.programs) == ["authors"] and got.python is None
+    assert "no build on OpenFHE v1.5.1 (sophomr does not compile)" in capsys.readouterr().out

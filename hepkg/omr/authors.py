@@ -1,31 +1,35 @@
 """The authors' SophOMR (github.com/keewoolee/SophOMR, C++ on OpenFHE) beside hepkg's SophOMR / SophOMD.
 
 Their program runs unchanged: :func:`prepare` builds it from their checkout (``--authors`` or
-``$HEPKG_AUTHORS_SOPHOMR``) against OpenFHE at the version they tested (:data:`OPENFHE_REF`), built
-from an openfhe-development checkout (``$HEPKG_OPENFHE_SRC``, its ``third-party/cereal`` submodule
-checked out), with NTL and GMP from the system (:mod:`hepkg.bench.builds`: cached outside the
-repository). Each of their runs is ``test OMD <N> <k>`` or ``test OMR <N> <k> <t>`` (a configuration
-of their ``main.cpp``; any other is refused before it starts, since theirs would fall back to its
-defaults) in a scratch folder, where it writes its keys and digest to ``data/``. Their lines give
-the affine transform, range check, compression and decoding times; the time to their "Setup
-Finished!" line is their key generation (``keygen_s``, process start included); the process's own
-peak RSS comes from ``wait4``; ``correct`` is their "Result is Correct!".
+``$HEPKG_AUTHORS_SOPHOMR``) against OpenFHE at the version they tested (:data:`OPENFHE_REF`), built from an
+openfhe-development checkout (``$HEPKG_OPENFHE_SRC``, its ``third-party/cereal`` submodule checked out), with
+NTL and GMP from the system (:mod:`hepkg.bench.builds`: cached outside the repository). Given an
+openfhe-python checkout (``$HEPKG_OPENFHE_PYTHON_SRC``), both sides also run on one OpenFHE: their program
+again against :data:`SAME_OPENFHE_REF` and hepkg's child on openfhe-python :data:`OPENFHE_PYTHON_REF` built
+against that very build (the first release whose bindings have what hepkg's SophOMD needs: v1.4.0.1 lacks
+``EvalAutomorphism``, the row swap), if a toy digest decodes on it. That build is then the reference side
+``authors``, and the one at the tested version runs beside it as ``authors-v1.4.0``: the ratios give hepkg
+against theirs on the same library, and what the version changes in theirs (OpenFHE 1.5 drops fewer towers
+before BFV products: ``FindLevelsToDrop``). Each of their runs is ``test OMD <N> <k>`` or ``test OMR <N> <k>
+<t>`` (a configuration of their ``main.cpp``; any other is refused before it starts, since theirs would fall
+back to its defaults) in a scratch folder, where it writes its keys and digest to ``data/``. Their lines give
+the affine transform, range check, compression and decoding times; the time to their "Setup Finished!" line is
+their key generation (``keygen_s``, process start included); the process's own peak RSS comes from ``wait4``;
+``correct`` is their "Result is Correct!".
 
-hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on the same N, k and
-payload (612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked
-against the planted messages. Given an openfhe-python checkout (``$HEPKG_OPENFHE_PYTHON_SRC``), that
-child imports the ``openfhe`` module built from it (:data:`OPENFHE_PYTHON_REF`) against the very OpenFHE
-build their program links, if hepkg's backend runs on it (a toy digest decoded first; v1.4.0.1 lacks the
-key-map accessors the backend uses, so today it does not); otherwise the openfhe-python wheel (OpenFHE
-1.6.1). Each hepkg row names the module it ran (``openfhe_module``). The sides alternate after a
-warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be made
-equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740
-bits), so hepkg's top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``); hepkg has no ring
-switching (its digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on the same N, k and payload
+(612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked against the
+planted messages; it imports the ``openfhe`` module built as above, else the openfhe-python wheel (OpenFHE
+1.6.1). Each hepkg row names the module it ran (``openfhe_module``), each row its ``build``. The sides
+alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be
+made equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits),
+so hepkg's top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``); hepkg has no ring switching (its
+digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import itertools
 import os
@@ -36,12 +40,12 @@ from hepkg.bench import builds
 from hepkg.bench.child import in_child
 from hepkg.bench.versus import alternate
 
-__all__ = ["REPO", "ENV", "OPENFHE_REF", "Authors", "prepare", "authors_configs", "parse", "run_authors", "run_hepkg",
-           "versus_cases", "versus_run"]
+__all__ = ["REPO", "ENV", "OPENFHE_REF", "SAME_OPENFHE_REF", "Program", "Authors", "prepare", "authors_configs",
+           "parse", "run_authors", "run_hepkg", "versus_cases", "versus_run"]
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
-OPENFHE_REF = "v1.4.0"
-OPENFHE_PYTHON_REF = "v1.4.0.1"   # the openfhe-python release made for OpenFHE v1.4.0 (later v1.4.0.1.x need newer)
+OPENFHE_REF = "v1.4.0"            # the version they tested
+SAME_OPENFHE_REF, OPENFHE_PYTHON_REF = "v1.5.1", "v1.5.1.0"   # one OpenFHE for both sides (openfhe-python needs 1.5.1)
 #: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
               "digest_kb")
@@ -55,16 +59,24 @@ _CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
 
 
 @dataclasses.dataclass(frozen=True)
-class Authors:
-    """Their built program: ``binary``, the OpenFHE ``libdir`` it loads, the configurations its ``main.cpp``
-    accepts (:func:`authors_configs`), ``built``, the builds (:class:`hepkg.bench.builds.Build`), and
-    ``python``, the folder holding an ``openfhe`` module built against the same OpenFHE (None: the wheel's)."""
+class Program:
+    """One build of their program: ``binary``, the OpenFHE ``libdir`` it loads, ``build`` (the builds' names)."""
 
     binary: pathlib.Path
     libdir: pathlib.Path
+    build: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Authors:
+    """Their builds by side (:func:`prepare`), the configurations their ``main.cpp`` accepts
+    (:func:`authors_configs`), ``python``, the folder holding an ``openfhe`` module built against the reference
+    side's OpenFHE (None: hepkg runs the wheel), and ``hepkg_build``, that module's build."""
+
+    programs: dict
     configs: frozenset
-    built: tuple = ()
     python: pathlib.Path | None = None
+    hepkg_build: str | None = None
 
 
 def authors_configs(checkout) -> frozenset[str]:
@@ -73,24 +85,35 @@ def authors_configs(checkout) -> frozenset[str]:
     return frozenset(re.findall(r'\{\s*"((?:OMR|OMD)_\d+_\d+(?:_\d+)?)"\s*,', text))
 
 
+def _program(lib, prog) -> Program:
+    return Program(prog.root / "build" / "test", lib.prefix / "lib", f"{prog.root.name} + {lib.root.name}")
+
+
 def prepare(checkout) -> Authors:
-    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC``, and, given
-    ``$HEPKG_OPENFHE_PYTHON_SRC``, openfhe-python :data:`OPENFHE_PYTHON_REF` against that same build for hepkg."""
-    lib, prog = builds.against_openfhe("sophomr", checkout, OPENFHE_REF)
-    built, python = (lib, prog), None
-    if os.environ.get(builds.OPENFHE_PYTHON_ENV):
-        module = builds.openfhe_python(os.environ[builds.OPENFHE_PYTHON_ENV], OPENFHE_PYTHON_REF, lib)
-        why = _fails_hepkg(module.prefix)
-        if why is None:
-            built, python = built + (module,), module.prefix
-        else:
-            print(f"hepkg's backend does not run on {module.root.name} ({why}); hepkg runs the openfhe wheel",
-                  flush=True)
-    else:
-        print(f"hepkg runs the openfhe wheel; for OpenFHE {OPENFHE_REF} on both sides: "
+    """Their program built (cached) against OpenFHE :data:`OPENFHE_REF` from ``$HEPKG_OPENFHE_SRC`` (side
+    ``authors``), and, given ``$HEPKG_OPENFHE_PYTHON_SRC``, against :data:`SAME_OPENFHE_REF` with openfhe-python
+    :data:`OPENFHE_PYTHON_REF` on that build for hepkg (that side is then ``authors``, the first
+    ``authors-<OPENFHE_REF>``); where that cannot be built or hepkg does not run on it, it says why."""
+    tested = _program(*builds.against_openfhe("sophomr", checkout, OPENFHE_REF))
+    configs = authors_configs(checkout)
+    src = os.environ.get(builds.OPENFHE_PYTHON_ENV)
+    if not src:
+        print(f"hepkg runs the openfhe wheel; for OpenFHE {SAME_OPENFHE_REF} on both sides: "
               f"{builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and set {builds.OPENFHE_PYTHON_ENV} to its path",
               flush=True)
-    return Authors(prog.root / "build" / "test", lib.prefix / "lib", authors_configs(checkout), built, python)
+        return Authors({"authors": tested}, configs)
+    try:
+        lib, prog = builds.against_openfhe("sophomr", checkout, SAME_OPENFHE_REF)
+        module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
+    except builds.BuildError as exc:
+        print(f"no build on OpenFHE {SAME_OPENFHE_REF} ({exc}); hepkg runs the openfhe wheel", flush=True)
+        return Authors({"authors": tested}, configs)
+    why = _fails_hepkg(module.prefix)
+    if why is not None:
+        print(f"hepkg's backend does not run on {module.root.name} ({why}); hepkg runs the openfhe wheel", flush=True)
+        return Authors({"authors": tested}, configs)
+    return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, module.prefix,
+                   f"{module.root.name} on {lib.root.name}")
 
 
 def parse(output: str) -> dict:
@@ -110,12 +133,14 @@ def _args(mode: str, N: int, k: int, t) -> list[str]:
     return [mode, str(N), str(k)] + ([str(t)] if mode == "OMR" else [])
 
 
-def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int) -> dict:
-    """One run of their program (see the module docstring): times, peak RSS, the sizes in ``data/``."""
+def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int, side: str = "authors") -> dict:
+    """One run of their program's build ``side`` (see the module docstring): times, peak RSS, the sizes in
+    ``data/``."""
     key = "_".join(_args(mode, N, k, t))
     if key not in authors.configs:
         raise ValueError(f"{REPO} has no configuration {key} (theirs: {', '.join(sorted(authors.configs))})")
-    output, marks, peak, files = builds.run(authors.binary, _args(mode, N, k, t), libdir=authors.libdir,
+    program = authors.programs[side]
+    output, marks, peak, files = builds.run(program.binary, _args(mode, N, k, t), libdir=program.libdir,
                                             threads=threads, marks=("Setup Finished!",),
                                             setup=lambda tmp: (tmp / "data").mkdir())
     return parse(output) | dict(keygen_s=marks.get("Setup Finished!", float("nan")), rss_gb=peak / 1e9,
@@ -178,14 +203,15 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     mode, N, k, t, threads = _CASE.fullmatch(case).groups()
     N, k, threads = int(N), int(k), int(threads)
     params = "bfv-omr-soph" if N >= 2 ** 16 else "toy-bfv-omr-soph"      # a toy N: insecure, tests
-    sides = {}
+    sides, build = {}, {}
     if authors is not None and "_".join(_args(mode, N, k, t)) in authors.configs:
-        sides["authors"] = lambda: run_authors(authors, mode, N, k, t, threads)
+        for side, program in authors.programs.items():
+            sides[side] = functools.partial(run_authors, authors, mode, N, k, t, threads, side)
+            build[side] = program.build
     boards = itertools.count(seed)                                            # a fresh board each run
     python = authors.python if authors else None
     sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards), python)
+    build["hepkg"] = (authors.hepkg_build if python else
+                      f"openfhe-python wheel {importlib.metadata.version('openfhe')}")
     out = alternate(sides, reps)
-    build = {"authors": " + ".join(b.root.name for b in authors.built[:2]) if authors else None,
-             "hepkg": f"{authors.built[2].root.name} on {authors.built[0].root.name}" if python else
-             f"openfhe-python wheel {importlib.metadata.version('openfhe')}"}
     return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
