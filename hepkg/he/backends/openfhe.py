@@ -167,6 +167,13 @@ def _drop_tags(tags: set[str]) -> None:
             cc.InsertEvalAutomorphismKey(keys, other)
 
 
+def _slots(pt, ckks: bool):
+    """A plaintext's slot values: the array accessors of openfhe-python 1.6, else the older list ones."""
+    if ckks:
+        return pt.GetCKKSPackedValueArray() if hasattr(pt, "GetCKKSPackedValueArray") else pt.GetCKKSPackedValue()
+    return pt.GetPackedValueArray() if hasattr(pt, "GetPackedValueArray") else pt.GetPackedValue()
+
+
 def _digest(mult_b: bytes, galois_b: bytes) -> bytes:
     """A cryptographic digest of serialized evaluation keys."""
     h = hashlib.blake2b(digest_size=32)
@@ -409,9 +416,7 @@ class OpenFHEContext(Context):
     def _decrypt(self, ct) -> np.ndarray:
         pt = self._cc.Decrypt(self._sk, ct)
         pt.SetLength(self.slots)
-        if self.scheme == "ckks":
-            return np.asarray(pt.GetCKKSPackedValueArray(), dtype=np.complex128)
-        return np.asarray(pt.GetPackedValueArray(), dtype=np.int64)
+        return np.asarray(_slots(pt, self.scheme == "ckks"), dtype=np.complex128 if self.scheme == "ckks" else np.int64)
 
     # ------------------------------------------------------------------ levels
     @property
@@ -435,7 +440,7 @@ class OpenFHEContext(Context):
         """A BFV plaintext at the level of ``x`` (re-encoded if it was encoded at another)."""
         if self.scheme != "bfv" or p.GetLevel() == x.GetLevel():
             return p
-        return self._cc.MakePackedPlaintext(p.GetPackedValueArray(), 1, x.GetLevel())
+        return self._cc.MakePackedPlaintext(_slots(p, False), 1, x.GetLevel())
 
     def _room(self, *objs) -> None:
         """DepthExhausted unless a tower can still be dropped (BGV plaintexts sit at level 0)."""
@@ -523,8 +528,10 @@ class OpenFHEContext(Context):
         if raw.GetCryptoContext() is not self._cc:
             raise CorruptedData(f"the ciphertext payload carries another crypto context than {self.params.name}'s "
                                 f"(altered parameters): OpenFHE would crash decrypting it")
-        if raw.NumberCiphertextElements() != 2:
-            raise CorruptedData(f"the ciphertext payload has {raw.NumberCiphertextElements()} components, not 2")
+        components = raw.NumberCiphertextElements() if hasattr(raw, "NumberCiphertextElements") else len(
+            raw.GetElements())                  # openfhe-python before 1.6
+        if components != 2:
+            raise CorruptedData(f"the ciphertext payload has {components} components, not 2")
         if raw.GetKeyTag() != self._tag:
             raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
         if self.scheme != "bgv" and raw.GetLevel() != meta["level"]:
