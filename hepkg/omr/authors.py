@@ -96,24 +96,29 @@ def prepare(checkout) -> Authors:
     ``authors-<OPENFHE_REF>``); where that cannot be built or hepkg does not run on it, it says why."""
     tested = _program(*builds.against_openfhe("sophomr", checkout, OPENFHE_REF))
     configs = authors_configs(checkout)
+    same = _same_openfhe(checkout)
+    if isinstance(same, str):
+        print(f"{same}; hepkg runs the openfhe wheel", flush=True)
+        return Authors({"authors": tested}, configs)
+    lib, prog, module = same
+    return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, module.prefix,
+                   f"{module.root.name} on {lib.root.name}")
+
+
+def _same_openfhe(checkout):
+    """(OpenFHE :data:`SAME_OPENFHE_REF`, their program and openfhe-python built against it) where hepkg runs on
+    that module, else why not."""
     src = os.environ.get(builds.OPENFHE_PYTHON_ENV)
     if not src:
-        print(f"hepkg runs the openfhe wheel; for OpenFHE {SAME_OPENFHE_REF} on both sides: "
-              f"{builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and set {builds.OPENFHE_PYTHON_ENV} to its path",
-              flush=True)
-        return Authors({"authors": tested}, configs)
+        return (f"for OpenFHE {SAME_OPENFHE_REF} on both sides: {builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} "
+                f"and set {builds.OPENFHE_PYTHON_ENV} to its path")
     try:
         lib, prog = builds.against_openfhe("sophomr", checkout, SAME_OPENFHE_REF)
         module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
     except builds.BuildError as exc:
-        print(f"no build on OpenFHE {SAME_OPENFHE_REF} ({exc}); hepkg runs the openfhe wheel", flush=True)
-        return Authors({"authors": tested}, configs)
+        return f"no build on OpenFHE {SAME_OPENFHE_REF} ({exc})"
     why = _fails_hepkg(module.prefix)
-    if why is not None:
-        print(f"hepkg's backend does not run on {module.root.name} ({why}); hepkg runs the openfhe wheel", flush=True)
-        return Authors({"authors": tested}, configs)
-    return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, module.prefix,
-                   f"{module.root.name} on {lib.root.name}")
+    return (lib, prog, module) if why is None else f"hepkg's backend does not run on {module.root.name} ({why})"
 
 
 def parse(output: str) -> dict:

@@ -389,7 +389,6 @@ class OpenFHEContext(Context):
             _drop_tags(foreign | {tag})
             raise CorruptedData(f"the OpenFHE public context carries evaluation keys of another key tag than its "
                                 f"public key's ({sorted(t[:8] for t in foreign)}, not {tag[:8]})")
-        _KNOWN[tag] = frozenset(self._rotation_indices())
         _LOADED[tag] = digest
 
     def _galois_map(self):
