@@ -181,10 +181,11 @@ def check_omr(folder):
         "sophomd": [1, 2], "sophomr": [2], "perfomd": [2], "perfomr": [2]}
     raw = pd.read_csv(folder / "raw" / "digests.csv")          # one round: one digest per scheme and thread count
     assert len(raw) == 5 and raw["round"].eq(0).all() and raw.groupby(["scheme", "omp_threads"]).size().eq(1).all()
-    primes = pd.read_csv(folder / "expansion_primes.csv")      # the authors' 2 primes tried first, and used if right
-    assert len(primes) == 1 and (primes.expand_limbs == 2).all() and (primes.wrong_index_slots >= 0).all()
-    perf_limbs = raw[raw.scheme.str.startswith("perf")].expand_limbs
-    assert (perf_limbs == (2 if primes.correct.astype(bool).all() else 3)).all()
+    noise = pd.read_csv(folder / "noise_trace.csv")           # the toy set traced: budget left at every stage
+    assert set(noise.params) == {"toy-bfv-omr-perf"} and noise.correct.astype(bool).all()
+    leaf = noise[noise.stage == "leaf"].set_index("limbs").budget_bits
+    assert (leaf > 0).all() and abs(leaf[2] - leaf[3]) <= 1        # 2 primes keep what 3 have: the authors' 2 used
+    assert (raw[raw.scheme.str.startswith("perf")].expand_limbs == 2).all()
     counts = pd.read_csv(folder / "tab1_2_counts.csv")
     assert counts.correct.astype(bool).all() and counts.matches_formula.astype(bool).all()
     rc = counts[counts.phase == "range_check"]
@@ -209,7 +210,8 @@ def check_omr(folder):
             if key.split(".")[1] in not_reproducible else "not measured" for key in claims}
     assert {k: c["status"] for k, c in claims.items()} == want
     assert len(claims) == 32          # every testable statement of the paper but decode_ms, popped above
-    for name in ("run.json", "fig2_phases.png", "tab7_modelled.csv", "raw/digests.csv", "sizes_measured.csv"):
+    for name in ("run.json", "fig2_phases.png", "fig_noise_trace.png", "tab7_modelled.csv", "raw/digests.csv",
+                 "raw/noise.csv", "sizes_measured.csv"):
         assert (folder / name).exists(), name
 
 

@@ -64,12 +64,12 @@ def test_soph_is_128_bit_with_dnum_3():
 
 def test_perf_needs_insecure():
     perf = he.get_params("bfv-omr-perf")
-    assert (perf.n, perf.plain_modulus, perf.ks_digits, perf.log_q, perf.log_pq) == (2 ** 15, 65537, 14, 840, 960)
+    assert (perf.n, perf.plain_modulus, perf.ks_digits, perf.log_q, perf.log_pq) == (2 ** 15, 65537, 15, 870, 990)
     assert not perf.secure and perf.security < 128
     with pytest.raises(he.InsecureParameters, match="below 128"):
         he.context("sim", "bfv-omr-perf")
     ctx = he.context("sim", "bfv-omr-perf", insecure=True)
-    assert ctx.insecure and ctx.built.log_pq == 960
+    assert ctx.insecure and ctx.built.log_pq == 990
 
 
 def test_perf_refused_by_openfhe_without_insecure():

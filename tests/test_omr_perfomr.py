@@ -141,3 +141,38 @@ def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
     monkeypatch.setattr(PF.PerfReceiver, "retrieve", noisy)
     row, = ex.measure_here(config)
     assert not row["correct"] and row["decode_error"].startswith("DecodeError: repetitions disagree")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_leaf_along_its_path_is_the_leaf_of_the_whole_expansion(backend):
+    ctx = _context(backend, U.unpack_steps(N_SLOTS, 32))
+    ct = ctx.drop_level(ctx.encrypt(np.arange(N_SLOTS) % 7), ctx.max_level - 1)
+    leaves = dict(U.expand(ctx, ct)) if backend == "sim" else None
+    for i in (0, 5, N_SLOTS - 1):
+        path = U.expand_path(ctx, ct, i)
+        assert len(path) == 12
+        got = ctx.decrypt(path[-1], signed=False)
+        if leaves is not None:
+            np.testing.assert_array_equal(got, ctx.decrypt(leaves[i], signed=False))
+    with pytest.raises(ValueError, match="leaf index"):
+        U.expand_path(ctx, ct, N_SLOTS)
+
+
+def test_the_noise_trace_falls_stage_by_stage():
+    """experiments.noise_trace_here on OpenFHE: every stage checked where its slots are known, the budget never
+    rising along the pipeline, the expansion at 2 primes as much as at 3 (switching keeps the relative noise)."""
+    if not he.availability()["openfhe"]:
+        pytest.skip("OpenFHE not installed")
+    from hepkg.omr import experiments as ex
+    rows = ex.noise_trace_here(dict(backend="openfhe", params=HP, ps="perfomr", scheme="perfomd", N=N_SLOTS, k=4,
+                                    insecure=True, payload_bytes=32, repetitions=4, buckets=64, expand_limbs=2,
+                                    leaves=(0, N_SLOTS - 1)))
+    got = {(r["stage"], r["limbs"], r.get("leaf")): r["budget_bits"] for r in rows}
+    assert [r["stage"] for r in rows] == ["range_check", "bundle", "slot_to_coeff"] + (["expansion"] + ["leaf"] * 2) * 2 \
+        + ["index_sum", "index"]
+    assert all(r["correct"] and r["wrong_index_slots"] == 0 for r in rows)
+    assert all(r["checked"] == (r["stage"] not in ("slot_to_coeff", "expansion")) for r in rows)
+    chain = [got["range_check", 13, None], got["slot_to_coeff", 4, None], got["expansion", 2, None],
+             max(got["leaf", 2, 0], got["leaf", 2, N_SLOTS - 1]), got["index_sum", 2, None]]
+    assert all(b > 0 for b in chain) and chain == sorted(chain, reverse=True) and chain[0] > chain[-1] + 40
+    assert abs(got["expansion", 2, None] - got["expansion", 3, None]) <= 2

@@ -65,7 +65,9 @@ class ParamSet:
     key-switching special prime (SEAL's convention). ``depth`` is the multiplicative
     depth the set supports (BFV: ciphertext-ciphertext products before the noise budget
     runs out; CKKS: rescalings). ``ks_digits`` is the hybrid key-switching digit count
-    (OpenFHE's dnum), None where the library decides. ``plain_depth``: whether a BFV/BGV
+    (OpenFHE's dnum), None where the library decides. ``tower_bits`` (BFV/BGV on OpenFHE, which
+    sizes Q from ``depth``): the bits of each prime of Q (OpenFHE's ScalingModSize), None for its 60.
+    ``plain_depth``: whether a BFV/BGV
     ciphertext-plaintext product counts as one level of depth (hepkg's conservative
     default); False follows OpenFHE's ``MultiplicativeDepth``, which counts
     ciphertext-ciphertext products only (the OMR paper's depth 28).
@@ -85,6 +87,7 @@ class ParamSet:
     seal_default_modulus: bool = False  # Pyfhel must be called with sec=128 (qi_sizes ignored)
     tags: tuple[str, ...] = field(default=())
     plain_depth: bool = True
+    tower_bits: int | None = None
 
     def __post_init__(self):
         for problem in self._problems():
@@ -128,6 +131,8 @@ class ParamSet:
             yield f"t={t} ({t.bit_length()} bits) must be smaller than the coefficient-modulus primes"
         if self.scale_bits is not None:
             yield f"{self.scheme.upper()} has no scale (scale_bits={self.scale_bits!r})"
+        if self.tower_bits is not None and (not _is_int(self.tower_bits) or not 30 <= self.tower_bits <= PRIME_BITS[1]):
+            yield f"tower_bits {self.tower_bits!r} must be None or an integer of 30..{PRIME_BITS[1]} bits"
 
     def _ckks_problems(self):
         s = self.scale_bits
@@ -135,6 +140,8 @@ class ParamSet:
             yield f"CKKS needs scale_bits, an integer below the first prime's {self.qi_bits[0]} bits, got {s!r}"
         if self.plain_modulus is not None:
             yield f"CKKS has no plaintext modulus (plain_modulus={self.plain_modulus!r})"
+        if self.tower_bits is not None:
+            yield f"CKKS sizes its primes with qi_bits and scale_bits (tower_bits={self.tower_bits!r})"
         if _is_int(self.depth) and self.depth > len(self.qi_bits) - 2:
             yield (f"depth {self.depth} needs {self.depth} rescaling primes between the first and the "
                    f"key-switching prime; qi_bits lists {len(self.qi_bits) - 2}")
@@ -267,15 +274,24 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
     _set(name="ckks-16384-d6", scheme="ckks", n=16384, scale_bits=40, qi_bits=(60,) + (40,) * 6 + (60,),
          depth=6, tags=("demo",), source="hepkg: 128-bit CKKS set with depth 6 (Chebyshev demos)"),
     # --- OMR -----------------------------------------------------------------------------
-    # SophOMR paper Table 4 beside what OpenFHE 1.6.1 builds (BFV, HYBRID key switching, 60-bit primes; P measured
-    # from the key's towers: OpenFHE 1.6.1 BFV takes one 60-bit special prime more than ceil(digit bits / 60)).
-    _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 15, special_bits=60,
-         depth=23, ks_digits=14, plain_depth=False, tags=("omr",),
+    # SophOMR paper Table 4 beside what OpenFHE 1.6.1 builds (BFV, HYBRID key switching; P measured from the key's
+    # towers: OpenFHE 1.6.1 BFV takes one 60-bit special prime more than ceil(digit bits / 60)).
+    _set(name="bfv-omr-perf", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(58,) * 15 + (60,), special_bits=60,
+         depth=23, ks_digits=15, tower_bits=58, plain_depth=False, tags=("omr",),
          source="SophOMR paper Table 4 (PerfOMR, SEAL): n=2^15, p=65537, log Q=857, log PQ=917 (one 60-bit special "
-                "prime), lambda=120.9 by the paper's lattice estimator",
-         note="Below 128 bits as in the paper: needs insecure=True (OpenFHE HEStd_NotSet). OpenFHE 1.6.1 with depth 23 "
-              "and dnum 14 (one limb per digit, as SEAL's special prime) builds Q = 14 x 60 = 840 bits, P = 2 x 60 "
-              "bits: log PQ = 960 (paper 857 / 917)."),
+                "prime), lambda=120.9 by the paper's lattice estimator; the authors' SEAL chain (keewoolee/PerfOMR): "
+                "15 data primes of 60, 55, 12 x 60 and 22 bits",
+         note="Below 128 bits as in the paper: needs insecure=True (OpenFHE HEStd_NotSet). 15 primes of 58 bits, as many "
+              "as the authors', Q = 870 bits: the least Q of equal OpenFHE primes at depth 23 not below their 857. "
+              "OpenFHE's own choice at depth 23 (bfv-omr-perf-d23, 14 x 60 = 840 bits) leaves PerfOMR's index buckets "
+              "without noise budget (hepkg.omr.experiments.noise_trace). dnum 15 (one limb per digit, as SEAL's "
+              "special prime), P = 2 x 60 bits: log PQ = 990 (paper 857 / 917)."),
+    _set(name="bfv-omr-perf-d23", scheme="bfv", n=32768, plain_modulus=65537, qi_bits=(60,) * 15, special_bits=60,
+         depth=23, ks_digits=14, plain_depth=False, tags=("omr",),
+         source="bfv-omr-perf's ring and depth with the modulus OpenFHE 1.6.1 chooses itself",
+         note="Below 128 bits: needs insecure=True. Q = 14 x 60 = 840 bits, 17 short of the authors' 857; P = 2 x 60, "
+              "log PQ = 960. Measured beside bfv-omr-perf in the noise trace only: PerfOMR's index buckets end there "
+              "at the edge of the noise budget and 4 of 15 digests of an earlier run did not decode."),
     _set(name="bgv-omr-perf", scheme="bgv", n=32768, plain_modulus=65537, qi_bits=(60,) * 14 + (17,) + (60,),
          depth=14, tags=("omr",),
          source="SophOMR paper Table 4 (PerfOMR): log Q=857, log PQ=917, split by hepkg as 14 x 60 + 17 bits and "

@@ -15,15 +15,17 @@ import numpy as np
 from hepkg import he
 from hepkg.bench.child import in_child
 from hepkg.bench.memory import peak_rss, reset_peak_rss
+from hepkg.he.noise import probed_budget
 
 from . import detector as D
 from . import perfomr as PF
 from .board import bulletin_board
 from .compress import perfomr_compress_indices
 from .decode import DecodeError
+from .unpack import expand_path
 from .signaling import PARAMS as PS_PARAMS
 
-__all__ = ["measure", "measure_here", "counts", "estimated_peak_bytes", "peak_bytes", "decode_times", "sizes"]
+__all__ = ["measure", "measure_here", "noise_trace", "noise_trace_here", "counts", "estimated_peak_bytes", "peak_bytes", "decode_times", "sizes"]
 
 _DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None, nu=2,
                  b_unpack=None)
@@ -141,6 +143,70 @@ def measure_here(config: dict) -> list[dict]:
     ctx.close()
     peak = peak_rss() if rss_ok else float("nan")
     return [r | dict(rss_peak_bytes=peak) for r in rows]
+
+
+def _index_slots(receiver, board, N: int) -> np.ndarray:
+    """The slots the index ciphertext must decrypt to: the plaintext buckets laid out as the receiver reads them."""
+    code = receiver.layout.code(N)
+    want = perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
+    out = np.zeros(receiver.layout.n, np.int64)
+    flat = want.transpose(0, 2, 1).ravel()
+    out[:flat.size] = flat
+    return out
+
+
+def noise_trace_here(config: dict) -> list[dict]:
+    """The noise budget (bits, :func:`hepkg.he.noise.probed_budget`) of one PerfOMR/PerfOMD digest, stage by stage.
+
+    ``config`` as :func:`measure_here`, plus ``probe_limbs`` (expansion primes to probe, default (2, 3)) and
+    ``leaves`` (leaf indices, default 0, 1, n/2, n-1). Rows: ``stage`` (``range_check`` .. ``index``, and ``leaf``
+    once per probed leaf and prime count, computed along its path from SlotToCoeff's output dropped to ``limbs``
+    primes), ``limbs``, ``budget_bits`` (-1: decrypts wrong), ``checked`` (budget against the known slots, else
+    against what the ciphertext decrypts to); then the digest's ``correct`` and ``wrong_index_slots`` on every row.
+    """
+    cfg = _DEFAULTS | dict(config)
+    lay, board = _setup(cfg)
+    if not isinstance(lay, PF.PerfLayout):
+        raise ValueError(f"the noise trace follows PerfOMR's PVUnpack: scheme must be one of {PF.PERF_SCHEMES}")
+    ctx = _context(cfg["backend"], cfg, lay)
+    receiver, detector = _parties(ctx, board, lay)
+    n, N = lay.n, cfg["N"]
+    B = lay.code(N).N
+    bundle = np.bincount(board.pertinent % B, minlength=B)[:n]
+    known = dict(range_check=board.pertinency[:n], bundle=bundle, index_sum=_index_slots(receiver, board, N))
+    known["index"] = known["index_sum"]
+    leaves = cfg.get("leaves") or (0, 1, n // 2, n - 1)
+    rows = []
+
+    def probe(stage, ct, expected, **extra):
+        rows.append(dict(stage=stage, limbs=ctx.max_level + 1 - ct.level, checked=expected is not None,
+                         budget_bits=probed_budget(ctx, ct, expected), **extra))
+
+    def trace(stage, ct):
+        own = ctx.deserialize(ct.ctx.serialize(ct))
+        probe(stage, own, known.get(stage))
+        if stage == "slot_to_coeff":
+            for limbs in cfg.get("probe_limbs", (2, 3)):
+                low = D._keep_limbs(ctx, own, limbs)
+                probe("expansion", low, None)
+                for i in leaves:
+                    probe("leaf", expand_path(ctx, low, int(i))[-1], int(bundle[i]), leaf=int(i))
+    digest = detector.digest(board.clues, _payloads(lay, board), trace=trace)
+    try:
+        found, error = receiver.retrieve(digest), None
+    except DecodeError as exc:
+        found, error = None, f"{type(exc).__name__}: {exc}"
+    outcome = dict(correct=error is None and _check(lay, board, found), decode_error=error,
+                   wrong_index_slots=_wrong_index_slots(receiver, digest, board), expand_limbs=lay.expand_limbs,
+                   q_bits=sum(ctx.built.q_bits), n=ctx.params.n)
+    detector.key.context.close()
+    ctx.close()
+    return [r | outcome for r in rows]
+
+
+def noise_trace(config: dict) -> list[dict]:
+    """:func:`noise_trace_here` in a fresh child process."""
+    return in_child(noise_trace_here, config, estimated_peak_bytes(config), config.get("omp_threads"))
 
 
 def estimated_peak_bytes(config: dict) -> int:

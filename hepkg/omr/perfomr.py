@@ -8,11 +8,14 @@ The detector follows the SophOMR authors' benchmark fork of PerfOMR (keewoolee/P
    ciphertext c counts the pertinent messages of bundle j = c n + i, whose members are j + m B (m < nu,
    B = s' n bundles);
 3. **PVUnpack** (Sec. 3.4.1, :mod:`hepkg.omr.unpack`): SlotToCoeff at four primes, then oblivious expansion at
-   ``expand_limbs`` primes (the authors: 2; default 3, since at 2 the index buckets of an earlier full-size run
-   decrypted wrong in 2 of 4 runs, the 15 expansion levels and the 2^15 leaf x bucket products taking the
-   noise near q / 2t; the notebook checks 2 first and records whether it decodes): one ciphertext per bundle,
-   its count in every slot. The expansion's monomial products are pointwise products with pre-encoded
-   monomials: OpenFHE keeps ciphertexts in NTT form, where that is the cheap form of SEAL's coefficient shift
+   ``expand_limbs`` primes (the authors' 2): one ciphertext per bundle, its count in every slot. Switching primes
+   keeps the relative noise, so the expansion's primes do not decide whether a digest decodes: the noise trace
+   (:func:`hepkg.omr.experiments.noise_trace`) measures the same budget at 2 and at 3 primes, and the budget the
+   range check leaves (67 bits at Q = 840, 23 ciphertext products) is what SlotToCoeff (about 36 bits), the
+   expansion (7-15) and the bucket products and sums spend. Hence ``bfv-omr-perf`` keeps the authors' modulus
+   (at least 857 bits), not OpenFHE's own 840. The expansion's monomial products are pointwise products with
+   pre-encoded monomials: OpenFHE keeps ciphertexts in NTT form, where that is the cheap form of SEAL's
+   coefficient shift
    (openfhe-python exposes no coefficients to shift). Its rotation keys are the context's, made at the top
    level: OpenFHE switches a lower-level ciphertext with the key's primes it needs, so only the key's size,
    not the time, differs from SEAL's keys made at the level of use. Building and encoding SlotToCoeff's n
@@ -45,8 +48,8 @@ from .unpack import expand, slots_to_coeffs, unpack_counts, unpack_steps
 __all__ = ["PERF_SCHEMES", "PerfLayout", "perf_layout", "perf_counts", "PerfDigest", "bundle_payloads", "PerfReceiver", "PerfDetector"]
 
 PERF_SCHEMES = ("perfomr", "perfomd")
-#: Data primes of the authors' SlotToCoeff context; the expansion's default (:attr:`PerfLayout.expand_limbs`).
-UNPACK_LIMBS, EXPAND_LIMBS = 4, 3
+#: Data primes of the authors' SlotToCoeff and expansion contexts (the default :attr:`PerfLayout.expand_limbs`).
+UNPACK_LIMBS, EXPAND_LIMBS = 4, 2
 _CHUNK = 32               # leaves per accumulated dot product
 
 
@@ -198,8 +201,13 @@ class PerfDetector(Detector):
             raise TypeError("the PerfOMR detector needs a DetectionKey made for a PerfLayout")
         super().__init__(key)
 
-    def digest(self, clues: Clue, slots: np.ndarray | None = None) -> PerfDigest:
-        """The digest of N messages: clues (a batch of N) and, for PerfOMR, their (N, t) payload slots (digits in [0, p): others raise)."""
+    def digest(self, clues: Clue, slots: np.ndarray | None = None, *, trace=None) -> PerfDigest:
+        """The digest of N messages: clues (a batch of N) and, for PerfOMR, their (N, t) payload slots (digits in [0, p): others raise).
+
+        ``trace(stage, ct)``, if given, sees the ciphertexts between stages (diagnostics such as
+        :func:`hepkg.omr.experiments.noise_trace`, never in a timed run): ``range_check`` (block 0), ``bundle``,
+        ``slot_to_coeff`` (at four primes), ``index_sum`` (before the switch to one prime) and ``index``."""
+        trace = trace or (lambda stage, ct: None)
         lay, ctx = self.layout, self.ctx
         if not isinstance(clues, Clue) or clues.params != lay.ps or not clues.batched:
             raise ValueError(f"clues must be a batch of Clue for {lay.ps.describe()}")
@@ -214,8 +222,10 @@ class PerfDetector(Detector):
             pv = [range_check(ctx, block, lay.ps.bound) for block in d]
             if N % lay.n:                                     # messages beyond N would read as pertinent
                 pv[-1] = ctx.mul_plain(pv[-1], (np.arange(lay.n) < N % lay.n).astype(np.int64))
+        trace("range_check", pv[0])
         with _phase(ctx, phases, "compression"):
-            index, payload = self._compress(pv, code, bundle_slots if lay.scheme == "perfomr" else None, phases)
+            index, payload = self._compress(pv, code, bundle_slots if lay.scheme == "perfomr" else None, phases,
+                                            trace)
         s2c, comp = phases.pop("slot_to_coeff"), phases["compression"]
         pre = s2c["wall_s"] - (s2c["he_s"] - s2c["encode_s"])     # SlotToCoeff less its homomorphic operations
         phases["preprocess"] = dict(wall_s=pre, he_s=s2c["encode_s"], encode_s=s2c["encode_s"], costs={},
@@ -224,7 +234,7 @@ class PerfDetector(Detector):
                     encode_s=comp["encode_s"] - s2c["encode_s"], encode=comp["encode"] - s2c["encode"])
         return PerfDigest(index, payload, N, lay, phases)
 
-    def _compress(self, pv: list, code: PerfOMRCode, bundle_slots, phases: dict):
+    def _compress(self, pv: list, code: PerfOMRCode, bundle_slots, phases: dict, trace):
         """PVUnpack of each bundle ciphertext, each leaf into the index (and payload) buckets; the sums at one prime."""
         lay, ctx = self.layout, self.ctx
         s2 = code.N // lay.n
@@ -234,13 +244,18 @@ class PerfDetector(Detector):
             bundle = members[0]
             for x in members[1:]:
                 bundle = ctx.add(bundle, x)
+            if c == 0:
+                trace("bundle", bundle)
             one: dict = {}
             with _phase(ctx, one, "slot_to_coeff"):
                 coeffs = slots_to_coeffs(ctx, _keep_limbs(ctx, bundle, UNPACK_LIMBS), b=lay.b_unpack)
             total = phases.setdefault("slot_to_coeff", dict.fromkeys(("wall_s", "he_s", "encode_s", "encode"), 0))
             for key in total:
                 total[key] += one["slot_to_coeff"][key]
-            leaves = expand(ctx, _keep_limbs(ctx, coeffs, lay.expand_limbs))
+            low = _keep_limbs(ctx, coeffs, lay.expand_limbs)
+            if c == 0:
+                trace("slot_to_coeff", coeffs)
+            leaves = expand(ctx, low)
             while chunk := list(itertools.islice(leaves, _CHUNK)):
                 js = c * lay.n + np.array([i for i, _ in chunk])
                 cts = [leaf for _, leaf in chunk]
@@ -250,7 +265,10 @@ class PerfDetector(Detector):
                 for a, pts in enumerate(plains):
                     term = ctx.dot_plain(cts, list(pts))
                     acc[a] = term if acc[a] is None else ctx.add(acc[a], term)
-        return tuple(_keep_limbs(ctx, a, 1) if a is not None else None for a in acc)
+        trace("index_sum", acc[0])
+        out = tuple(_keep_limbs(ctx, a, 1) if a is not None else None for a in acc)
+        trace("index", out[0])
+        return out
 
     def _index_plaintexts(self, js: np.ndarray, code: PerfOMRCode) -> np.ndarray:
         """(len(js), n): in repetition r, bucket h(r, j) gets (j // p, j % p, 1) in its three slot groups."""

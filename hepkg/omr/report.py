@@ -24,7 +24,8 @@ from . import perfomr as PF
 from .rangecheck import range_check_counts
 from .signaling import PARAMS as PS_PARAMS
 
-__all__ = ["table3", "phases_table", "matmul_table", "table7", "speedups_table", "primes_table", "build", "claims"]
+__all__ = ["table3", "phases_table", "matmul_table", "table7", "speedups_table", "NOISE_STAGES", "noise_table",
+           "expansion_primes", "build", "claims"]
 
 _PHASE_KINDS = ("mul_pt", "mul_ct", "rotate", "swap", "encode")
 #: Figure 2's phases; ``preprocess`` is PerfOMR's (Remark 4), excluded from its Digest time as the paper does.
@@ -48,7 +49,8 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
     """Table 3 (N = 2^16, k = 50): Digest (s), Decode (ms), detection key (MB), digest (KB), paper beside
     ours. Digest times are measured on OpenFHE (median [quartiles] of the repetitions, a row per OpenMP thread
     count ``threads``: the paper ran one; ``overhead`` = wall / time inside OpenFHE; a run at another N or on
-    another set has no ratio; PerfOMR's preprocessing excluded as the paper's); key and digest sizes are
+    another set has no ratio; PerfOMR's preprocessing excluded as the paper's; ``decoded``: runs retrieved
+    exactly, of ``reps``); key and digest sizes are
     measured as openfhe-python serializes them and, for SophOMR / SophOMD, computed with the paper's settings
     (dnum 2, ring switching, seeded keys). Decode: python-flint on the plaintext digest (SophOMR), decryption +
     decoding of the measured digests (PerfOMR)."""
@@ -65,7 +67,7 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
             med, q1, q3 = _spread(g.digest_s)
             rows.append(_row(scheme, "Digest (s)", paper["digest_s"], med, "measured", q1=q1, q3=q3, reps=len(g),
                              overhead=float((g.digest_s / g.digest_he_s).median()), correct=bool(g.correct.all()),
-                             **where) | ({} if like else dict(ratio=None, note="not the paper's N and set")))
+                             decoded=int(g.correct.sum()), **where) | ({} if like else dict(ratio=None, note="not the paper's N and set")))
             if perf:
                 med, q1, q3 = _spread(g.retrieve_s * 1e3)
                 rows.append(_row(scheme, "Decode (ms)", paper["decode_ms"], med, "measured", q1=q1, q3=q3, reps=len(g),
@@ -223,21 +225,39 @@ def speedups_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def primes_table(check: pd.DataFrame) -> pd.DataFrame:
-    """PerfOMD's oblivious expansion at the authors' 2 primes (``expansion_primes``): decoded or not, the error,
-    and the measured noise figure ``wrong_index_slots`` (index bucket slots decrypting wrong, of 16 x 400 x 3)."""
-    cols = ["scheme", "N", "params", "expand_limbs", "omp_threads", "correct", "decode_error", "wrong_index_slots",
-            "compression_wall_s", "status"]
-    return check[[c for c in cols if c in check]].reset_index(drop=True) if len(check) else pd.DataFrame(columns=cols)
+#: The noise trace's stages in pipeline order (:func:`hepkg.omr.experiments.noise_trace`).
+NOISE_STAGES = ("range_check", "bundle", "slot_to_coeff", "expansion", "leaf", "index_sum", "index")
+
+
+def noise_table(trace: pd.DataFrame) -> pd.DataFrame:
+    """The noise budget (bits) stage by stage, a row per parameter set, stage and primes: leaves as their
+    minimum over the probed leaves; the set's Q, the digest's decoding and its wrong index slots beside."""
+    cols = ["params", "q_bits", "stage", "limbs", "budget_bits", "leaves", "correct", "wrong_index_slots"]
+    if not len(trace):
+        return pd.DataFrame(columns=cols)
+    g = trace.assign(order=trace.stage.map(NOISE_STAGES.index)).groupby(["params", "q_bits", "order", "stage", "limbs"])
+    out = g.agg(budget_bits=("budget_bits", "min"), leaves=("budget_bits", "size"), correct=("correct", "all"),
+                wrong_index_slots=("wrong_index_slots", "max")).reset_index()
+    return out.sort_values(["q_bits", "order", "limbs"])[cols].reset_index(drop=True)
+
+
+def expansion_primes(trace: pd.DataFrame, params: str, default: int) -> int:
+    """The fewest probed primes whose leaves keep (within a bit) the budget of the most probed at ``params``;
+    ``default`` without a trace."""
+    leaves = trace[(trace.params == params) & (trace.stage == "leaf")] if len(trace) else trace
+    if not len(leaves):
+        return default
+    low = leaves.groupby("limbs").budget_bits.min()
+    return int(min(limbs for limbs, bits in low.items() if bits >= low[low.index.max()] - 1))
 
 
 def build(frames: dict) -> dict:
     """Every table of the section from the raw tables ``counts``, ``digests``, ``decode``, ``sizes`` and
-    ``expansion_primes`` (PerfOMD's expansion tried at 2 primes before the runs)."""
+    ``noise`` (PerfOMD's noise budget stage by stage)."""
     digests, counts = frames["digests"], frames["counts"]
     ok = digests[digests.status == "measured"] if len(digests) else digests
     return dict(table3=table3(ok, frames["decode"]), phases=phases_table(ok) if len(ok) else pd.DataFrame(),
-                primes=primes_table(frames.get("expansion_primes", pd.DataFrame())),
+                noise=noise_table(frames.get("noise", pd.DataFrame())),
                 matmul=matmul_table(counts), table4=P.table4(), table5=P.table5(), table6=P.table6(),
                 key_sizes=pd.concat([P.detection_key(s) for s in D.SCHEMES], ignore_index=True),
                 sizes=frames["sizes"], table7=table7(ok), speedups=speedups_table(), digests=ok, counts=counts,

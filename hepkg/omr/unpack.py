@@ -29,7 +29,7 @@ import numpy as np
 
 from ..linalg.rectangular import square_counts, square_matvec, tall_steps
 
-__all__ = ["BACKENDS", "encoding_root", "slot_exponents", "slot_to_coeff_entries", "slots_to_coeffs", "expand",
+__all__ = ["BACKENDS", "encoding_root", "slot_exponents", "slot_to_coeff_entries", "slots_to_coeffs", "expand", "expand_path",
            "unpack_steps", "unpack_counts"]
 
 #: Backends whose slots follow the algebra above.
@@ -88,9 +88,8 @@ def slots_to_coeffs(ctx, ct, *, b: int | None = None):
     return square_matvec(ctx, ct, slot_to_coeff_entries(ctx.slots, ctx.plain_modulus), b=b)
 
 
-def expand(ctx, ct) -> Iterator[tuple[int, object]]:
-    """(i, leaf i) for i = 0..n-1 in depth-first order: leaf i has coefficient i of ``ct``'s polynomial, times n,
-    as a constant (in every slot)."""
+def _splitter(ctx, ct):
+    """split(c, level) -> (even child, odd child) of a node at ``level`` of ``ct``'s expansion tree."""
     _supported(ctx)
     n, t = ctx.slots, ctx.plain_modulus
     levels = int(math.log2(n))
@@ -99,15 +98,37 @@ def expand(ctx, ct) -> Iterator[tuple[int, object]]:
     # coefficient t - 1 would multiply it by t at every level); the sign goes into the subtraction
     monomials = [ctx.encode(table[(e * (n - (1 << l))) % (2 * n)], level=ct.level) for l in range(levels)]
 
+    def split(c, level: int):
+        sigma = ctx.rotate(c, n >> (level + 2)) if level < levels - 1 else ctx.swap_columns(c)
+        return ctx.add(c, sigma), ctx.mul_plain(ctx.sub(sigma, c), monomials[level])
+    return split, levels
+
+
+def expand(ctx, ct) -> Iterator[tuple[int, object]]:
+    """(i, leaf i) for i = 0..n-1 in depth-first order: leaf i has coefficient i of ``ct``'s polynomial, times n,
+    as a constant (in every slot)."""
+    split, levels = _splitter(ctx, ct)
+
     def node(c, level: int, residue: int):
         if level == levels:
             yield residue, c
             return
-        sigma = ctx.rotate(c, n >> (level + 2)) if level < levels - 1 else ctx.swap_columns(c)
-        odd = ctx.mul_plain(ctx.sub(sigma, c), monomials[level])
-        yield from node(ctx.add(c, sigma), level + 1, residue)
+        even, odd = split(c, level)
+        yield from node(even, level + 1, residue)
         yield from node(odd, level + 1, residue + (1 << level))
     return node(ct, 0, 0)
+
+
+def expand_path(ctx, ct, i: int) -> list:
+    """The nodes on the way to leaf i of :func:`expand` (log2 n of them, the leaf last): one split per level."""
+    split, levels = _splitter(ctx, ct)
+    if not isinstance(i, (int, np.integer)) or not 0 <= i < ctx.slots:
+        raise ValueError(f"leaf index must be an integer in [0, {ctx.slots}), got {i!r}")
+    path, c = [], ct
+    for level in range(levels):
+        c = split(c, level)[(i >> level) & 1]
+        path.append(c)
+    return path
 
 
 def unpack_steps(n: int, b: int) -> list[int]:

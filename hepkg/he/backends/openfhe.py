@@ -209,6 +209,8 @@ class OpenFHEContext(Context):
         else:
             cp = ofhe.CCParamsBFVRNS() if self.scheme == "bfv" else ofhe.CCParamsBGVRNS()
             cp.SetPlaintextModulus(p.plain_modulus)
+            if p.tower_bits:
+                cp.SetScalingModSize(p.tower_bits)
             if self.scheme == "bgv":
                 cp.SetScalingTechnique(ofhe.FIXEDMANUAL)
         cp.SetRingDim(p.n)
