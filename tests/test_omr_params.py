@@ -78,6 +78,16 @@ def test_perf_refused_by_openfhe_without_insecure():
         he.context("openfhe", "bfv-omr-perf")
 
 
+def test_openfhe_builds_the_authors_prime_count():
+    """tower_bits reaches OpenFHE (ScalingModSize): 15 primes of 58 bits as the authors' 15, where OpenFHE's own
+    choice at depth 23 is 14 x 60, 17 bits short of their 857."""
+    pytest.importorskip("openfhe")
+    for name, q_bits in (("bfv-omr-perf", (58,) * 15), ("bfv-omr-perf-d23", (60,) * 14)):
+        with he.context("openfhe", name, rotations=[1], insecure=True) as ctx:
+            assert ctx.built.q_bits == q_bits and ctx.built.p_bits == (60, 60)
+            assert ctx.built.log_q == he.get_params(name).log_q
+
+
 @pytest.mark.parametrize("n, depth, dnum", [(2048, 5, 3), (4096, 3, 1), (4096, 8, 2)])
 def test_key_size_formula_matches_openfhe(n, depth, dnum):
     pytest.importorskip("openfhe")

@@ -31,6 +31,9 @@ def test_insecure_sets_refuse_without_flag():
     (dict(scheme="bfv", n=1000, plain_modulus=65537), "power of two"),
     (dict(scheme="ckks", n=8192), "scale_bits"),
     (dict(scheme="tfhe", n=8192), "unknown scheme"),
+    (dict(scheme="bfv", n=8192, plain_modulus=65537, tower_bits=61), "tower_bits 61 must be None or an integer"),
+    (dict(scheme="bfv", n=8192, plain_modulus=65537, tower_bits=58.0), "tower_bits 58.0 must be None or an integer"),
+    (dict(scheme="ckks", n=8192, scale_bits=40, tower_bits=58), "CKKS sizes its primes with qi_bits"),
 ])
 def test_inconsistent_param_sets(kw, match):
     with pytest.raises(he.ParameterError, match=match):
