@@ -31,8 +31,8 @@ def _doubled(ctx: Context, ct: Ciphertext, k: int, chunk: int) -> Ciphertext:
 def probed_budget(ctx: Context, ct: Ciphertext, expected=None) -> int:
     """Noise budget of BFV ``ct`` in bits: the largest k with 2^k ct decrypting to 2^k ``expected`` mod t
     (``expected``: the slots ``ct`` should hold, zeros after them, or one value in every slot; by default
-    what it decrypts to now, so a ciphertext already wrong is measured against its wrong value). -1 when ``ct`` itself decrypts to something else
-    than ``expected``. ``ctx`` must hold the secret key."""
+    what it decrypts to now, so a ciphertext already wrong is measured against its wrong value). -1 when
+    ``ct`` itself decrypts to something else than ``expected``. ``ctx`` must hold the secret key."""
     if not ctx.is_integer:
         raise SchemeError(f"the noise budget is a BFV/BGV notion; this context is {ctx.scheme.upper()}")
     if not ctx.has_secret:

@@ -25,7 +25,8 @@ from .decode import DecodeError
 from .unpack import expand_path
 from .signaling import PARAMS as PS_PARAMS
 
-__all__ = ["measure", "measure_here", "noise_trace", "noise_trace_here", "counts", "estimated_peak_bytes", "peak_bytes", "decode_times", "sizes"]
+__all__ = ["measure", "measure_here", "noise_trace", "noise_trace_here", "counts", "estimated_peak_bytes", "peak_bytes",
+           "decode_times", "sizes"]
 
 _DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None, nu=2,
                  b_unpack=None)
@@ -87,12 +88,16 @@ def _check(lay, board, found) -> bool:
     return bool(ok and (payloads is None or np.array_equal(payloads, board.slots[board.pertinent])))
 
 
+def _wanted_buckets(receiver, board, N: int) -> np.ndarray:
+    """The index buckets the board's bundles give in plaintext, (repetitions, buckets, 3)."""
+    code = receiver.layout.code(N)
+    return perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
+
+
 def _wrong_index_slots(receiver, digest, board) -> int:
     """PerfOMR's measured noise figure: index bucket slots (of repetitions x buckets x 3) that decrypt to another
     value than the plaintext buckets of the board's bundles (0 while the noise stays below q / 2t)."""
-    code = receiver.layout.code(digest.N)
-    want = perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
-    return int((receiver.index_buckets(digest) != want).sum())
+    return int((receiver.index_buckets(digest) != _wanted_buckets(receiver, board, digest.N)).sum())
 
 
 def _payloads(lay, board):
@@ -145,16 +150,6 @@ def measure_here(config: dict) -> list[dict]:
     return [r | dict(rss_peak_bytes=peak) for r in rows]
 
 
-def _index_slots(receiver, board, N: int) -> np.ndarray:
-    """The slots the index ciphertext must decrypt to: the plaintext buckets laid out as the receiver reads them."""
-    code = receiver.layout.code(N)
-    want = perfomr_compress_indices(np.bincount(board.pertinent % code.N, minlength=code.N), code)
-    out = np.zeros(receiver.layout.n, np.int64)
-    flat = want.transpose(0, 2, 1).ravel()
-    out[:flat.size] = flat
-    return out
-
-
 def noise_trace_here(config: dict) -> list[dict]:
     """The noise budget (bits, :func:`hepkg.he.noise.probed_budget`) of one PerfOMR/PerfOMD digest, stage by stage.
 
@@ -173,7 +168,7 @@ def noise_trace_here(config: dict) -> list[dict]:
     n, N = lay.n, cfg["N"]
     B = lay.code(N).N
     bundle = np.bincount(board.pertinent % B, minlength=B)[:n]
-    known = dict(range_check=board.pertinency[:n], bundle=bundle, index_sum=_index_slots(receiver, board, N))
+    known = dict(range_check=board.pertinency[:n], bundle=bundle, index_sum=PF.PerfReceiver.bucket_slots(_wanted_buckets(receiver, board, N), n))
     known["index"] = known["index_sum"]
     leaves = cfg.get("leaves") or (0, 1, n // 2, n - 1)
     rows = []

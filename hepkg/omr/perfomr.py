@@ -10,9 +10,9 @@ The detector follows the SophOMR authors' benchmark fork of PerfOMR (keewoolee/P
 3. **PVUnpack** (Sec. 3.4.1, :mod:`hepkg.omr.unpack`): SlotToCoeff at four primes, then oblivious expansion at
    ``expand_limbs`` primes (the authors' 2): one ciphertext per bundle, its count in every slot. Switching primes
    keeps the relative noise, so the expansion's primes do not decide whether a digest decodes: the noise trace
-   (:func:`hepkg.omr.experiments.noise_trace`) measures the same budget at 2 and at 3 primes, and the budget the
-   range check leaves (67 bits at Q = 840, 23 ciphertext products) is what SlotToCoeff (about 36 bits), the
-   expansion (7-15) and the bucket products and sums spend. Hence ``bfv-omr-perf`` keeps the authors' modulus
+   (:func:`hepkg.omr.experiments.noise_trace`, ``artifacts/omr/noise_trace``) measures the same budget at 2 and
+   at 3 primes, and at OpenFHE's own Q = 840 bits SlotToCoeff, the expansion and the bucket products and sums
+   spend all the range check leaves. Hence ``bfv-omr-perf`` keeps the authors' modulus
    (at least 857 bits), not OpenFHE's own 840. The expansion's monomial products are pointwise products with
    pre-encoded monomials: OpenFHE keeps ciphertexts in NTT form, where that is the cheap form of SEAL's
    coefficient shift
@@ -174,6 +174,12 @@ class PerfReceiver(Receiver):
     def _buckets(index: np.ndarray, code: PerfOMRCode) -> np.ndarray:
         return index[:code.repetitions * INDEX_SLOTS * code.buckets].reshape(
             code.repetitions, INDEX_SLOTS, code.buckets).transpose(0, 2, 1)
+
+    @staticmethod
+    def bucket_slots(buckets: np.ndarray, n: int) -> np.ndarray:
+        """The n slots of the index ciphertext holding ``buckets`` (repetitions, buckets, 3): :meth:`_buckets`' inverse."""
+        flat = np.asarray(buckets).transpose(0, 2, 1).ravel()
+        return np.pad(flat, (0, n - flat.size))
 
     def index_buckets(self, digest: PerfDigest) -> np.ndarray:
         """The decrypted index buckets, (repetitions, buckets, 3) as

@@ -67,7 +67,8 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
             med, q1, q3 = _spread(g.digest_s)
             rows.append(_row(scheme, "Digest (s)", paper["digest_s"], med, "measured", q1=q1, q3=q3, reps=len(g),
                              overhead=float((g.digest_s / g.digest_he_s).median()), correct=bool(g.correct.all()),
-                             decoded=int(g.correct.sum()), **where) | ({} if like else dict(ratio=None, note="not the paper's N and set")))
+                             decoded=int(g.correct.sum()), **where)
+                        | ({} if like else dict(ratio=None, note="not the paper's N and set")))
             if perf:
                 med, q1, q3 = _spread(g.retrieve_s * 1e3)
                 rows.append(_row(scheme, "Decode (ms)", paper["decode_ms"], med, "measured", q1=q1, q3=q3, reps=len(g),
