@@ -168,7 +168,8 @@ def noise_trace_here(config: dict) -> list[dict]:
     n, N = lay.n, cfg["N"]
     B = lay.code(N).N
     bundle = np.bincount(board.pertinent % B, minlength=B)[:n]
-    known = dict(range_check=board.pertinency[:n], bundle=bundle, index_sum=PF.PerfReceiver.bucket_slots(_wanted_buckets(receiver, board, N), n))
+    index_sum = PF.PerfReceiver.bucket_slots(_wanted_buckets(receiver, board, N), n)
+    known = dict(range_check=board.pertinency[:n], bundle=bundle, index_sum=index_sum)
     known["index"] = known["index_sum"]
     leaves = cfg.get("leaves") or (0, 1, n // 2, n - 1)
     rows = []
