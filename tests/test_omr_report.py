@@ -34,3 +34,12 @@ def test_counts_like_for_like_with_the_authors(scheme, N):
     assert ours["compression"]["mul_pt"] == theirs["compress_ptxt_mults"]
     if N == PAPER.N_PRIMARY and scheme == "sophomr":
         assert (lay.b_affine, ours["affine"]["rotate"]) == (46, 89)        # 45 + 2 x 22, not 32's 93
+
+
+def test_hardware_verdicts_name_the_machine_of_the_run():
+    """`not reproducible here` says what here was: the run's CPU, threads and OpenFHE, never a fixed machine."""
+    run = dict(cpu="Intel(R) Xeon(R) Processor", versions=dict(openfhe="1.6.1.0.22.4"))
+    assert rep.where_measured(run, 1, 3) == \
+        "1 thread of Intel(R) Xeon(R) Processor without HEXL, OpenFHE 1.6.1.0.22.4 at dnum 3"
+    assert rep.where_measured({}, 2, 3).startswith("2 threads of an unrecorded CPU")
+    assert "(version not recorded)" in rep.where_measured(dict(cpu="AMD EPYC"), 2, 3)

@@ -51,8 +51,8 @@ class RawTables:
 
         info = system_info()
         self.provenance = dict(section=section, scale=scale, machine=machine_key(), cpu=info.get("cpu"),
-                               git=git_state(), computed=datetime.datetime.now(datetime.timezone.utc)
-                               .isoformat(timespec="seconds"))
+                               versions=info.get("versions"), git=git_state(),
+                               computed=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
         atomic.write_text(self.folder / "provenance.json", json.dumps(self.provenance, indent=1, default=str) + "\n")
 
     def _path(self, name: str, suffix: str) -> pathlib.Path:

@@ -254,7 +254,8 @@ def expansion_primes(trace: pd.DataFrame, params: str, default: int) -> int:
 
 def build(frames: dict) -> dict:
     """Every table of the section from the raw tables ``counts``, ``digests``, ``decode``, ``sizes`` and
-    ``noise`` (PerfOMD's noise budget stage by stage)."""
+    ``noise`` (PerfOMD's noise budget stage by stage); ``provenance`` (the raw tables' ``provenance.json``) names
+    the machine and library versions the verdicts cite."""
     digests, counts = frames["digests"], frames["counts"]
     ok = digests[digests.status == "measured"] if len(digests) else digests
     return dict(table3=table3(ok, frames["decode"]), phases=phases_table(ok) if len(ok) else pd.DataFrame(),
@@ -262,7 +263,14 @@ def build(frames: dict) -> dict:
                 matmul=matmul_table(counts), table4=P.table4(), table5=P.table5(), table6=P.table6(),
                 key_sizes=pd.concat([P.detection_key(s) for s in D.SCHEMES], ignore_index=True),
                 sizes=frames["sizes"], table7=table7(ok), speedups=speedups_table(), digests=ok, counts=counts,
-                decode=frames["decode"])
+                decode=frames["decode"], provenance=frames.get("provenance") or {})
+
+
+def where_measured(run: dict, threads: int, dnum: int) -> str:
+    """The hardware and library a measured verdict stands on, from the raw tables' provenance ``run``."""
+    openfhe = (run.get("versions") or {}).get("openfhe") or "(version not recorded)"
+    return (f"{threads} thread{'s' * (threads > 1)} of {run.get('cpu') or 'an unrecorded CPU'} without HEXL, "
+            f"OpenFHE {openfhe} at dnum {dnum}")
 
 
 def _paper_like(dig: pd.DataFrame, schemes) -> pd.DataFrame:
@@ -375,10 +383,11 @@ def claims(R: dict) -> list[Claim]:
         if not len(m):
             return None, "SophOMR's digest not measured at N = 2^16 on the paper's set"
         med, q1, q3 = _spread(m.digest_s)
-        return NOT_REPRODUCIBLE, dict(ours_s=med, q1=q1, q3=q3, threads=int(m.omp_threads.iloc[0]), reps=len(m),
+        threads = int(m.omp_threads.iloc[0])
+        return NOT_REPRODUCIBLE, dict(ours_s=med, q1=q1, q3=q3, threads=threads, reps=len(m),
                                       ms_per_payload=med / PAPER.N_PRIMARY * 1e3,
-                                      why="the claim is one Ice Lake thread with Intel HEXL (paper Sec. 5); here an "
-                                          "AMD EPYC without HEXL, OpenFHE 1.6.1 at dnum 3")
+                                      why="the claim is one Ice Lake thread with Intel HEXL (paper Sec. 5); here "
+                                          + where_measured(R["provenance"], threads, int(m.ks_digits.iloc[0])))
 
     def omd_faster(_):
         like = _paper_like(dig, ["sophomr", "sophomd"])
