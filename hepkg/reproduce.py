@@ -38,9 +38,11 @@ ESTIMATE_S = {
     "quick": {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 300, "facesearch_gpu": 140,
               "omr": 60},
     # facesearch: the four methods interleaved at K 2^10, 2^15, 2^16, kappa 8 and 10, 5 repetitions (estimated
-    # from the per-query times of the e8cacb1 run; not yet run at this scale); facesearch_gpu on numpy
+    # from the per-query times of the e8cacb1 run; not yet run at this scale); facesearch_gpu on numpy; omr: 5
+    # interleaved rounds of the four schemes at 1 and 2 threads, PerfOMR's preprocessing and two noise traces (the
+    # README's 9 h; the 40 digests alone take about 4.1 h on the 2-core AMD EPYC that measured 35 of them)
     "default": {"quickstart": 10, "he_primitives": 25, "spmv": 1500, "gemm": 3700, "facesearch": 25200,
-                "facesearch_gpu": 1800, "omr": 3300},
+                "facesearch_gpu": 1800, "omr": 32400},
 }
 #: peak resident memory of a notebook at default scale where it exceeds 4 GB
 PEAK_GB = {"default": {"facesearch": 16.5, "omr": 11.6}}
