@@ -8,6 +8,7 @@ import pytest
 import hepkg.he as he
 from hepkg import paths
 from hepkg.reproduce import notebooks, run_notebook, section_of
+from test_omr_perfomr import check_noise_trace
 
 
 def claims_of(folder):
@@ -176,15 +177,16 @@ def check_omr(folder):
     assert set(measured.scheme) == {"sophomr", "sophomd", "perfomr", "perfomd"}
     assert measured.correct.astype(bool).all() and (measured.ours > 0).all() and (measured.overhead >= 1).all()
     assert (measured.params[measured.scheme.str.startswith("perf")] == "toy-bfv-omr-perf").all()
-    # a row per thread count: quick measures SophOMD at one thread beside every scheme at two
+    # a row per thread count: quick measures every scheme at one thread and SophOMD also at two
     assert measured.groupby("scheme").threads.apply(sorted).to_dict() == {
-        "sophomd": [1, 2], "sophomr": [2], "perfomd": [2], "perfomr": [2]}
+        "sophomd": [1, 2], "sophomr": [1], "perfomd": [1], "perfomr": [1]}
     raw = pd.read_csv(folder / "raw" / "digests.csv")          # one round: one digest per scheme and thread count
     assert len(raw) == 5 and raw["round"].eq(0).all() and raw.groupby(["scheme", "omp_threads"]).size().eq(1).all()
     noise = pd.read_csv(folder / "noise_trace.csv")           # the toy set traced: budget left at every stage
     assert set(noise.params) == {"toy-bfv-omr-perf"} and noise.correct.astype(bool).all()
     leaf = noise[noise.stage == "leaf"].set_index("limbs").budget_bits
     assert (leaf > 0).all() and abs(leaf[2] - leaf[3]) <= 1        # 2 primes keep what 3 have: the authors' 2 used
+    check_noise_trace(pd.read_csv(folder / "raw" / "noise.csv"), leaves=4)   # 0, 1, n/2, n-1
     assert (raw[raw.scheme.str.startswith("perf")].expand_limbs == 2).all()
     counts = pd.read_csv(folder / "tab1_2_counts.csv")
     assert counts.correct.astype(bool).all() and counts.matches_formula.astype(bool).all()
