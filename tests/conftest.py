@@ -37,7 +37,7 @@ LONG = (
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-textbook-openfhe]",
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-streamed-openfhe]",
     "tests/test_linalg_rectangular.py::test_square_matches_numpy[512-openfhe]",  # the smaller squares stay
-    # rns: each method's whole query; test_rns_and_openfhe_reach_the_same_decisions runs rns's in make test
+    # rns: each method's whole query; 31_facesearch_gpu and test_facesearch_gpu.py run its queries in make test
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[hydia-rns]",
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-textbook-rns]",
     "tests/test_facesearch.py::test_membership_and_identification_end_to_end[bsgs-streamed-rns]",
@@ -45,13 +45,22 @@ LONG = (
     # PerfOMR's unpacking on OpenFHE: sim's stays, and 40_omr runs PerfOMR's digests on OpenFHE at quick scale,
     # each decoded against the board (tests/test_notebooks.py::check_omr)
     "tests/test_omr_perfomr.py::test_unpack_puts_each_slot_in_its_own_ciphertext[openfhe]",
+    # PerfOMR's digest of N = 8192 on OpenFHE: sim's stays (and at 6000 and 12000), and 40_omr's PerfOMR and PerfOMD
+    # digests on OpenFHE are decoded against the board
+    "tests/test_omr_perfomr.py::test_perf_digest_retrieves_the_pertinent_bundles[openfhe-",
     # PerfOMD's noise trace on the toy set: 40_omr traces it at quick scale, checked as this test checks it
     # (tests/test_omr_perfomr.py::check_noise_trace)
     "tests/test_omr_perfomr.py::test_the_noise_trace_falls_stage_by_stage",
-    # the membership decisions for 0, 1, 2 matches: sim's stays, and test_rns_and_openfhe_reach_the_same_decisions
-    # decides 0 and 3 matches under encryption on both
+    # the device pipelines on numpy at K = 2100: 31_facesearch_gpu runs them at K = 4096 at quick scale, checked as
+    # these check them (tests/test_facesearch_gpu.py::check_pipeline_rows)
+    "tests/test_facesearch_gpu.py::test_pipelines_agree_with_numpy_and_count_table2",
+    "tests/test_facesearch_gpu.py::test_report_without_gpu",
+    # the membership decisions for 0, 1, 2 matches, and rns beside OpenFHE on 0 and 3: sim's stays, 30_facesearch
+    # decides planted and absent (no-match) queries on OpenFHE by the slot rule (tests/test_notebooks.py::
+    # check_facesearch), and the rns engine decides 0, 1, 2 matches in test_facesearch_gpu.py
     "tests/test_facesearch.py::test_membership_decisions_for_0_1_2_matches_under_encryption[rns]",
     "tests/test_facesearch.py::test_membership_decisions_for_0_1_2_matches_under_encryption[openfhe]",
+    "tests/test_facesearch.py::test_rns_and_openfhe_reach_the_same_decisions",
     # the 9000 x 5000 matrix; the five smaller shapes stay
     "tests/test_spmv_fidelity.py::test_diagonal_method_is_exact_and_counted[False-shape5-0.0005]",
     "tests/test_spmv_fidelity.py::test_diagonal_method_is_exact_and_counted[True-shape5-0.0005]",

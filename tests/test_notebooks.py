@@ -8,6 +8,7 @@ import pytest
 import hepkg.he as he
 from hepkg import paths
 from hepkg.reproduce import notebooks, run_notebook, section_of
+from test_facesearch_gpu import check_pipeline_rows
 from test_omr_perfomr import check_noise_trace
 
 
@@ -125,6 +126,9 @@ def check_facesearch(folder):
     errors = pd.read_csv(folder / "decision_errors.csv")
     slot = errors[errors.rule == "slot rule (hepkg)"]
     assert len(slot) and (slot.false_positives == 0).all() and (slot.false_negatives == 0).all()
+    trials = pd.read_csv(folder / "raw" / "trials.csv")      # decided on OpenFHE: a member and a no-match query
+    assert set(zip(trials["query"], trials.truth_member.astype(bool))) == {("planted", True), ("absent", False)}
+    assert trials.slot_member.astype(bool).eq(trials.truth_member.astype(bool)).all()
     claims = claims_of(folder)
     for key in ("facesearch.table5_rotations", "facesearch.correct", "facesearch.membership_slot_rule"):
         assert claims[key]["status"] == "holds", claims[key]
@@ -167,6 +171,8 @@ def check_facesearch_gpu(folder):
     if not run["on_gpu"]:   # the numpy path: CPU rows, labelled so, and no GPU claim decided
         assert t78.status.str.contains("CPU").all() and not t78.comparable.astype(bool).any()
         assert all(claims[f"facesearch_gpu.{k}"]["status"] == "not measured" for k in gpu_claims)
+        runs = pd.read_csv(folder / "raw" / "runs.csv")        # N 4096, l 32, K 4096: two groups
+        check_pipeline_rows(runs[runs.approach != "BSGS-CPU-DG"].reset_index(drop=True), l=32)
     for name in ("fig4_gpu_time_ram.png", "fig5_rtx_vs_h200.png", "eq6_streams.csv", "raw/runs.csv", "raw/device.json"):
         assert (folder / name).exists(), name
 

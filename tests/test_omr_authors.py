@@ -105,11 +105,15 @@ def test_cases_are_the_papers_configurations_at_one_and_two_threads():
     assert "OMD N65536 k50 threads1" in cases and "OMR N65536 k50 t250 threads2" in cases and len(cases) == 6
 
 
-def test_the_omr_section_runs_hepkg_alone_without_their_program():
-    runs = A.versus_run("OMD N4096 k4 threads1", None, reps=1)
-    assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
-    assert (runs[["affine_s", "range_check_s", "compression_s", "decode_s"]] > 0).all(axis=None)
-    assert runs.digest_s.iloc[0] >= runs[["affine_s", "range_check_s", "compression_s"]].sum(axis=1).iloc[0] * 0.99
+def test_the_omr_section_runs_hepkg_alone_without_their_program(monkeypatch):
+    """Without their program: hepkg's side alone, on the wheel, a fresh board per run (hepkg's digest itself is
+    run and checked in the next test)."""
+    calls = []
+    monkeypatch.setattr(A, "run_hepkg", lambda *args: calls.append(args) or dict(digest_s=1.0, correct=True))
+    runs = A.versus_run("OMR N4096 k4 t250 threads2", None, reps=2, seed=7)
+    assert list(runs.side) == ["hepkg"] * 2 and bool(runs.correct.all()) and runs.threads.eq(2).all()
+    assert runs.build.str.startswith("openfhe-python wheel").all() and runs.params.eq("toy-bfv-omr-soph").all()
+    assert calls == [("toy-bfv-omr-soph", "OMR", 4096, 4, 2, seed, None) for seed in (7, 8, 9)]   # a warm-up first
 
 
 def _build(root, prefix=None):
@@ -128,11 +132,14 @@ def test_each_build_of_their_program_is_a_side_beside_hepkg(tmp_path):
     authors = A.Authors({"authors": A.Program(exe, tmp_path / "lib", "sophomr-bb + openfhe-v151"),
                          "authors-v1.4.0": A.Program(exe, tmp_path / "lib14", "sophomr-bb + openfhe-v140")},
                         frozenset({"OMD_4096_4"}))
-    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1).set_index("side")
+    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1, warmup=0).set_index("side")
     assert sorted(runs.index) == ["authors", "authors-v1.4.0", "hepkg"] and bool(runs.correct.all())
     assert runs.affine_s[["authors", "authors-v1.4.0"]].tolist() == [61.25, 70.5]
     assert runs.build["authors-v1.4.0"] == "sophomr-bb + openfhe-v140"
     assert runs.build["hepkg"].startswith("openfhe-python wheel")
+    hepkg = runs.loc["hepkg"]                                 # hepkg's own digest, run beside the stand-in
+    assert (hepkg[["affine_s", "range_check_s", "compression_s", "decode_s"]] > 0).all()
+    assert hepkg.digest_s >= hepkg[["affine_s", "range_check_s", "compression_s"]].sum() * 0.99
 
 
 def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
@@ -141,7 +148,7 @@ def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
     (tmp_path / "python").mkdir()
     (tmp_path / "python" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for the build
     authors = A.Authors({}, frozenset(), tmp_path / "python", "openfhe-python-cc on openfhe-aa")
-    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1)
+    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1, warmup=0)
     assert list(runs.side) == ["hepkg"] and bool(runs.correct.all())
     assert runs.openfhe_module.iloc[0] == str(tmp_path / "python" / "openfhe")
     assert runs.build.iloc[0] == "openfhe-python-cc on openfhe-aa"
@@ -164,8 +171,9 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
                         lambda src, ref, against: seen.update(src=src, ref=ref, lib=against) or
                         _build(tmp_path / "openfhe-python-cc", prefix=tmp_path / "py"))
     (tmp_path / "py").mkdir()
-    got = A.prepare(tmp_path)                   # no module in the build's folder: the child would import the wheel
-    assert got.python is None and "does not run on openfhe-python-cc" in capsys.readouterr().out
+    got = A.prepare(tmp_path)                   # no module in the build's folder: the child imports the wheel
+    out = capsys.readouterr().out
+    assert got.python is None and "does not run on openfhe-python-cc" in out and "imported instead of" in out
     (tmp_path / "py" / "openfhe").mkdir()       # a module that lacks what hepkg's backend calls
     (tmp_path / "py" / "openfhe" / "__init__.py").write_text("raise ImportError('no bindings here')\n")
     got = A.prepare(tmp_path)

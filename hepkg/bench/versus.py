@@ -80,17 +80,17 @@ def import_script(checkout, module: str, files=(), stubs=()):
         sys.modules.update(saved)
 
 
-def alternate(sides: dict, reps: int):
+def alternate(sides: dict, reps: int, warmup: int = 1):
     """``sides`` (name -> a function returning a dict of its run's measures) run in alternating rounds
-    after one warm-up round: one row per kept run, ``side``, ``rep``, ``wall_s``, ``cpu_s`` and the dict."""
+    after ``warmup`` rounds: one row per kept run, ``side``, ``rep``, ``wall_s``, ``cpu_s`` and the dict."""
     import pandas as pd
 
     from .repeat import interleaved
 
     rows = []
-    timing = interleaved(sides, reps=reps, warmup=1, progress=False,
+    timing = interleaved(sides, reps=reps, warmup=warmup, progress=False,
                          check=lambda name, out: rows.append(dict(side=name) | out))
-    kept = pd.DataFrame(rows[len(sides):]).reset_index(drop=True)
+    kept = pd.DataFrame(rows[warmup * len(sides):]).reset_index(drop=True)
     return pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
 
 

@@ -153,13 +153,19 @@ def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int, si
                                 key_kb=sum(v for f, v in files.items() if f != "data/digest.txt") / 1e3)
 
 
-def _measure_naming_module(config: dict) -> list[dict]:
-    """:func:`hepkg.omr.experiments.measure_here`, each row naming the folder of the ``openfhe`` module it ran."""
+def _openfhe_module(config: dict) -> list[dict]:
+    """One row naming the folder of the ``openfhe`` module this process imports (``config`` unused)."""
     import openfhe
 
+    return [dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent))]
+
+
+def _measure_naming_module(config: dict) -> list[dict]:
+    """:func:`hepkg.omr.experiments.measure_here`, each row naming the folder of the ``openfhe`` module it ran."""
     from .experiments import measure_here
 
-    return [r | dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent)) for r in measure_here(config)]
+    (module,) = _openfhe_module(config)
+    return [r | module for r in measure_here(config)]
 
 
 def _config(params: str, mode: str, N: int, k: int, seed: int) -> dict:
@@ -169,13 +175,17 @@ def _config(params: str, mode: str, N: int, k: int, seed: int) -> dict:
 
 def _fails_hepkg(python) -> str | None:
     """None when hepkg's SophOMD decodes a toy digest (N = 4096, k = 4) on the ``openfhe`` module in ``python``,
-    else why not."""
+    else why not (a child that imports another module, or none, says so before any digest)."""
+    want = str(pathlib.Path(python) / "openfhe")
     try:
+        (m,) = in_child(_openfhe_module, {}, 0, 1, python_path=python)
+        if m["openfhe_module"] != want:
+            return f"module {m['openfhe_module']} imported instead of {want}"
         (r,) = in_child(_measure_naming_module, _config("toy-bfv-omr-soph", "OMD", 4096, 4, 0), 0, 1,
                         python_path=python)
     except Exception as exc:                     # the backend's error in the child, e.g. a binding it lacks
         return f"{type(exc).__name__}: {exc}"
-    if r["status"] != "measured" or not r["correct"] or r["openfhe_module"] != str(pathlib.Path(python) / "openfhe"):
+    if r["status"] != "measured" or not r["correct"] or r["openfhe_module"] != want:
         return f"status {r['status']}, correct {r.get('correct')}, module {r.get('openfhe_module')}"
     return None
 
@@ -203,8 +213,9 @@ def versus_cases(scale: str) -> list[str]:
     return [f"{c} threads{th}" for th in (1, 2) for c in ("OMD N65536 k50", "OMR N65536 k50 t250", "OMD N65536 k16")]
 
 
-def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: int = 0):
-    """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s, or None: hepkg alone)."""
+def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: int = 0, warmup: int = 1):
+    """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s, or None: hepkg alone),
+    after ``warmup`` rounds."""
     mode, N, k, t, threads = _CASE.fullmatch(case).groups()
     N, k, threads = int(N), int(k), int(threads)
     params = "bfv-omr-soph" if N >= 2 ** 16 else "toy-bfv-omr-soph"      # a toy N: insecure, tests
@@ -218,5 +229,5 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards), python)
     build["hepkg"] = (authors.hepkg_build if python else
                       f"openfhe-python wheel {importlib.metadata.version('openfhe')}")
-    out = alternate(sides, reps)
+    out = alternate(sides, reps, warmup)
     return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
