@@ -142,7 +142,19 @@ def test_each_build_of_their_program_is_a_side_beside_hepkg(tmp_path):
     assert hepkg.digest_s >= hepkg[["affine_s", "range_check_s", "compression_s"]].sum() * 0.99
 
 
+def test_hepkg_side_is_given_the_openfhe_module_built_beside_their_openfhe(tmp_path, monkeypatch):
+    """Given prepare's openfhe-python build, hepkg's side is run on it and labelled by it (the digest on such a
+    module: the next test, and prepare's own check)."""
+    calls = []
+    monkeypatch.setattr(A, "run_hepkg", lambda *args: calls.append(args) or dict(digest_s=1.0, correct=True))
+    authors = A.Authors({}, frozenset(), tmp_path / "python", "openfhe-python-cc on openfhe-aa")
+    runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1, warmup=0)
+    assert list(runs.side) == ["hepkg"] and runs.build.iloc[0] == "openfhe-python-cc on openfhe-aa"
+    assert calls == [("toy-bfv-omr-soph", "OMD", 4096, 4, 1, 0, tmp_path / "python")]
+
+
 def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
+    """hepkg's digest in a child that imports ``openfhe`` from the build's folder (make test-long)."""
     import openfhe
 
     (tmp_path / "python").mkdir()
