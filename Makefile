@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_pyfhel.py
 
 setup: $(STAMP) ## create .venv (Python 3.10) with hepkg and the pinned HE libraries; idempotent
 
-test: $(STAMP) ## does the install work? every backend, every section at quick scale, the notebooks (nbval), on 2 cores: about 7 min
+test: $(STAMP) ## does the install work? every backend, every section at quick scale, the notebooks (nbval), on 2 cores: about 10 min
 	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not full and not slow and not long" \
 		--nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
 
