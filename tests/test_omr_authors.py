@@ -105,15 +105,21 @@ def test_cases_are_the_papers_configurations_at_one_and_two_threads():
     assert "OMD N65536 k50 threads1" in cases and "OMR N65536 k50 t250 threads2" in cases and len(cases) == 6
 
 
-def test_the_omr_section_runs_hepkg_alone_without_their_program(monkeypatch):
-    """Without their program: hepkg's side alone, on the wheel, a fresh board per run (hepkg's digest itself is
-    run and checked in the next test)."""
+@pytest.fixture
+def hepkg_calls(monkeypatch):
+    """The arguments of each call of hepkg's side, which returns a correct 1-second digest without running one."""
     calls = []
     monkeypatch.setattr(A, "run_hepkg", lambda *args: calls.append(args) or dict(digest_s=1.0, correct=True))
+    return calls
+
+
+def test_the_omr_section_runs_hepkg_alone_without_their_program(hepkg_calls):
+    """Without their program: hepkg's side alone, on the wheel, a fresh board per run (hepkg's digest itself is
+    run and checked in the next test)."""
     runs = A.versus_run("OMR N4096 k4 t250 threads2", None, reps=2, seed=7)
     assert list(runs.side) == ["hepkg"] * 2 and bool(runs.correct.all()) and runs.threads.eq(2).all()
     assert runs.build.str.startswith("openfhe-python wheel").all() and runs.params.eq("toy-bfv-omr-soph").all()
-    assert calls == [("toy-bfv-omr-soph", "OMR", 4096, 4, 2, seed, None) for seed in (7, 8, 9)]   # a warm-up first
+    assert hepkg_calls == [("toy-bfv-omr-soph", "OMR", 4096, 4, 2, seed, None) for seed in (7, 8, 9)]   # a warm-up first
 
 
 def _build(root, prefix=None):
@@ -142,15 +148,13 @@ def test_each_build_of_their_program_is_a_side_beside_hepkg(tmp_path):
     assert hepkg.digest_s >= hepkg[["affine_s", "range_check_s", "compression_s"]].sum() * 0.99
 
 
-def test_hepkg_side_is_given_the_openfhe_module_built_beside_their_openfhe(tmp_path, monkeypatch):
+def test_hepkg_side_is_given_the_openfhe_module_built_beside_their_openfhe(tmp_path, hepkg_calls):
     """Given prepare's openfhe-python build, hepkg's side is run on it and labelled by it (the digest on such a
     module: the next test, and prepare's own check)."""
-    calls = []
-    monkeypatch.setattr(A, "run_hepkg", lambda *args: calls.append(args) or dict(digest_s=1.0, correct=True))
     authors = A.Authors({}, frozenset(), tmp_path / "python", "openfhe-python-cc on openfhe-aa")
     runs = A.versus_run("OMD N4096 k4 threads1", authors, reps=1, warmup=0)
     assert list(runs.side) == ["hepkg"] and runs.build.iloc[0] == "openfhe-python-cc on openfhe-aa"
-    assert calls == [("toy-bfv-omr-soph", "OMD", 4096, 4, 1, 0, tmp_path / "python")]
+    assert hepkg_calls == [("toy-bfv-omr-soph", "OMD", 4096, 4, 1, 0, tmp_path / "python")]
 
 
 def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
