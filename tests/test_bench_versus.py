@@ -267,6 +267,29 @@ def test_render_only_rebuilds_each_summary_and_figure_from_the_runs(tmp_path):
     assert fig.get_size_inches()[1] <= 11
 
 
+def test_render_only_summarizes_the_quantities_committed_runs_record(tmp_path, capsys):
+    import shutil
+
+    import matplotlib
+
+    from hepkg import paths
+    from hepkg.bench import versus
+
+    matplotlib.use("Agg")
+    (tmp_path / "bench").mkdir()
+    committed = sorted((paths.ROOT / "artifacts" / "bench").glob("versus_*[!y].csv"))
+    for table in committed:
+        shutil.copy(table, tmp_path / "bench")
+    runs = pd.read_csv(tmp_path / "bench" / "versus_spmv.csv").drop(columns="cloud_s")
+    runs.to_csv(tmp_path / "bench" / "versus_spmv.csv", index=False)
+    versus.main(["--render-only", "--artifacts", str(tmp_path)])
+    for table in committed:
+        assert (tmp_path / "bench" / f"{table.stem}_summary.csv").is_file(), table.stem
+    summary = pd.read_csv(tmp_path / "bench" / "versus_spmv_summary.csv")
+    assert "cloud_s" not in set(summary.quantity) and "e2e_s" in set(summary.quantity)
+    assert "spmv: the runs do not record cloud_s" in capsys.readouterr().err
+
+
 def test_spmv_end_to_end_without_key_transfer_leaves_out_hepkg_key_seconds_only():
     from hepkg.spmv.authors import derive
 
