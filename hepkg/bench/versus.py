@@ -236,10 +236,10 @@ def _summarize_and_plot(section: str, mod, runs, artifacts=None):
     from . import report
 
     runs = mod.derive(runs) if hasattr(mod, "derive") else runs
-    quantities = [q for q in mod.QUANTITIES if q in runs]
-    if len(quantities) < len(mod.QUANTITIES):   # runs recorded by an earlier harness
-        lacking = ", ".join(q for q in mod.QUANTITIES if q not in runs)
-        print(f"{section}: the runs do not record {lacking}; summarized without it", file=sys.stderr)
+    lacking = [q for q in mod.QUANTITIES if q not in runs]   # runs recorded by an earlier harness
+    if lacking:
+        print(f"{section}: the runs do not record {', '.join(lacking)}; summarized without it", file=sys.stderr)
+    quantities = [q for q in mod.QUANTITIES if q not in lacking]
     summary = summarize(runs, quantities, getattr(mod, "REFERENCE", "authors"), getattr(mod, "BASE", None))
     report.save_table(summary, "bench", f"versus_{section}_summary", base=artifacts)
     report.save_figure(plot(summary, _title(section, mod)), "bench", f"versus_{section}", base=artifacts)
