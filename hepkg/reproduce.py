@@ -39,13 +39,13 @@ ESTIMATE_S = {
               "omr": 60},
     # facesearch: the four methods interleaved at K 2^10, 2^15, 2^16, kappa 8 and 10, 5 repetitions (estimated
     # from the per-query times of the e8cacb1 run; not yet run at this scale); facesearch_gpu on numpy; omr: 5
-    # interleaved rounds of the four schemes at 1 and 2 threads, PerfOMR's preprocessing and two noise traces (the
-    # README's 9 h; the 40 digests alone take about 4.1 h on the 2-core AMD EPYC that measured 35 of them)
+    # interleaved rounds of the four schemes at 1 and 2 threads and PerfOMD's two noise traces (the committed
+    # 9d10d42 run on a 2-vCPU Xeon: its records took 10.7 h, the 40 digests 9.9 h of them)
     "default": {"quickstart": 10, "he_primitives": 25, "spmv": 1500, "gemm": 3700, "facesearch": 25200,
-                "facesearch_gpu": 1800, "omr": 32400},
+                "facesearch_gpu": 1800, "omr": 38400},
 }
 #: peak resident memory of a notebook at default scale where it exceeds 4 GB
-PEAK_GB = {"default": {"facesearch": 16.5, "omr": 11.6}}
+PEAK_GB = {"default": {"facesearch": 16.5, "omr": 11.6}, "full": {"omr": 14.3}}
 
 
 def section_of(notebook: pathlib.Path) -> str:
