@@ -1,8 +1,10 @@
 """The OMR report's verdict rules and its like-for-like counts against the authors' code (no HE run)."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from hepkg.omr import detector as D
+from hepkg.omr import params as P
 from hepkg.omr import report as rep
 from hepkg.omr.signaling import PARAMS
 from hepkg.reference import OMR as PAPER
@@ -43,3 +45,13 @@ def test_hardware_verdicts_name_the_machine_of_the_run():
         "1 thread of Intel(R) Xeon(R) Processor without HEXL, OpenFHE 1.6.1.0.22.4 at dnum 3"
     assert rep.where_measured({}, 2, 3).startswith("2 threads of an unrecorded CPU")
     assert "(version not recorded)" in rep.where_measured(dict(cpu="AMD EPYC"), 2, 3)
+
+
+def test_table3_leaves_the_runs_at_2_19_to_table7():
+    """A `full` run's N = 2^19 digests are Table 7's rows; Table 3 (N = 2^16) shows only its own."""
+    runs = pd.DataFrame([dict(scheme="sophomd", N=N, params=P.SETS["sophomd"], omp_threads=1, digest_s=s,
+                              digest_he_s=s, correct=True, detection_key_bytes=1e9, ks_digits=3, rotation_keys=13,
+                              digest_bytes=1e6, n=2 ** 16)
+                         for N, s in ((2 ** 16, 300.0), (2 ** 19, 2200.0))])
+    t3 = rep.table3(runs, pd.DataFrame())
+    assert t3[(t3.scheme == "sophomd") & (t3.quantity == "Digest (s)")].ours.tolist() == [300.0]
