@@ -49,10 +49,10 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
     """Table 3 (N = 2^16, k = 50): Digest (s), Decode (ms), detection key (MB), digest (KB), paper beside
     ours. Digest times are measured on OpenFHE (median [quartiles] of the repetitions, a row per OpenMP thread
     count ``threads``: the paper ran one; ``overhead`` = wall / time inside OpenFHE; a run at another N or on
-    another set has no ratio, and one at N = 2^19 is Table 7's (:func:`table7`); PerfOMR's preprocessing excluded as the paper's; ``decoded``: runs retrieved
-    exactly, of ``reps``); key and digest sizes are
-    measured as openfhe-python serializes them and, for SophOMR / SophOMD, computed with the paper's settings
-    (dnum 2, ring switching, seeded keys). Decode: python-flint on the plaintext digest (SophOMR), decryption +
+    another set has no ratio, and one at N = 2^19 is Table 7's (:func:`table7`); PerfOMR's preprocessing excluded
+    as the paper's; ``decoded``: runs retrieved exactly, of ``reps``); key and digest sizes are measured as
+    openfhe-python serializes them and, for SophOMR / SophOMD, computed with the paper's settings (dnum 2, ring
+    switching, seeded keys). Decode: python-flint on the plaintext digest (SophOMR), decryption +
     decoding of the measured digests (PerfOMR)."""
     rows = []
     for scheme, paper in PAPER.TABLE3.items():
