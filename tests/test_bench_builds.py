@@ -158,3 +158,74 @@ def test_openfhe_python_without_pybind11_says_how_to_get_it(cache, library, monk
     monkeypatch.setitem(sys.modules, "pybind11", None)
     with pytest.raises(builds.BuildError, match="pip install pybind11"):
         builds.openfhe_python(library, "v1", None, quiet=True)
+
+
+@pytest.fixture
+def fake_hexl(tmp_path):
+    """A finished build standing in for HEXL: a library file and a CMake package defining ``HEXL::hexl``."""
+    root = tmp_path / "hexl-build"
+    (root / "install" / "lib" / "cmake" / "HEXL").mkdir(parents=True)
+    (root / "install" / "include").mkdir()
+    (root / "install" / "lib" / "libhexl.so.1").write_text("not a library")
+    (root / "install" / "lib" / "cmake" / "HEXL" / "HEXLConfig.cmake").write_text(
+        f"add_library(HEXL::hexl INTERFACE IMPORTED)\nset_target_properties(HEXL::hexl PROPERTIES "
+        f"INTERFACE_INCLUDE_DIRECTORIES {root / 'install' / 'include'})\n")
+    (root / "build.json").write_text(json.dumps(dict(name="hexl", commit="0" * 40, options={}, deps=[])))
+    return builds.Build(root)
+
+
+def _openfhe_hexl(tmp_path, files: dict):
+    """A stand-in for openfhe-hexl tagged v1.0 (its release for OpenFHE v1): ``files`` and the other paths it lays
+    over OpenFHE's tree."""
+    rest = {f"{p}/x" if "." not in p else p: "" for p in builds.OPENFHE_HEXL_PATHS if p not in files}
+    overlay = _repo(tmp_path / "openfhe-hexl", {**rest, **files})
+    _git(overlay, "tag", "v1.0")
+    return overlay
+
+
+def test_openfhe_with_hexl_lays_openfhe_hexl_over_the_tree_and_links_hexl(cache, library, tmp_path, fake_hexl,
+                                                                          monkeypatch):
+    plain = builds.openfhe(library, "v1", quiet=True)
+    overlay = _openfhe_hexl(tmp_path, {"CMakeLists.txt": LIB.replace("main.cpp", "src/main.cpp"),
+                                       "src/main.cpp": MAIN.replace("ANSWER", "ANSWER + 1")})
+    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(overlay))
+    b = builds.openfhe(library, "v1", hexl=fake_hexl, quiet=True)
+    assert b.root != plain.root and b.root.name.startswith("openfhe-hexl-")
+    assert subprocess.run([b.prefix / "bin" / "fakefhe"], capture_output=True, text=True).stdout == "43\n"
+    assert (b.prefix / "lib" / "libhexl.so.1").resolve() == fake_hexl.prefix / "lib" / "libhexl.so.1"
+    assert b.record["options"]["WITH_INTEL_HEXL"] == "ON" and b.record["options"]["WITH_NATIVEOPT"] == "ON"
+    assert b.record["overlay"]["commit"] == builds.commit_of(overlay, "v1.0") and b.record["deps"][0]["name"] == "hexl"
+    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(library))   # a checkout without that release
+    with pytest.raises(builds.BuildError, match="v1.0"):
+        builds.openfhe(library, "v1", hexl=fake_hexl, options=dict(NATIVE_SIZE="128"), quiet=True)
+
+
+def test_openfhe_python_finds_hexl_for_an_openfhe_built_with_it(cache, library, tmp_path, fake_hexl, pybind11,
+                                                                monkeypatch):
+    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(_openfhe_hexl(tmp_path, {"CMakeLists.txt": LIB})))
+    lib = builds.openfhe(library, "v1", hexl=fake_hexl, quiet=True)
+    needs = BINDINGS.replace("project(bindings NONE)\n", "project(bindings NONE)\nget_target_property(inc HEXL::hexl "
+                             "INTERFACE_INCLUDE_DIRECTORIES)\n")   # fails unless HEXL::hexl was found for it
+    src = _repo(tmp_path / "bindings", {"CMakeLists.txt": needs, "__init__.py": "",
+                                        "openfhe.cpython-310-x86_64-linux-gnu.so": "module"})
+    b = builds.openfhe_python(src, "HEAD", lib, quiet=True)
+    assert "find_package(HEXL" in b.record["preamble"]
+    with pytest.raises(builds.BuildError, match="HEXL::hexl"):   # the same bindings against OpenFHE without HEXL
+        builds.openfhe_python(src, "HEAD", builds.openfhe(library, "v1", quiet=True), quiet=True)
+
+
+def test_the_accelerator_is_hexl_only_on_a_cpu_with_ifma_and_given_its_checkouts(monkeypatch):
+    for env in builds.HEXL_SOURCES:
+        monkeypatch.delenv(env, raising=False)
+    monkeypatch.setattr(builds, "hexl", lambda **kw: "the HEXL build")
+    cases = [(False, {}, "no AVX512-IFMA"), (True, {}, "git clone https://github.com/IntelLabs/hexl and set "
+                                                      "HEPKG_HEXL_SRC"),
+             (True, dict.fromkeys(builds.HEXL_SOURCES, "/src"), "")]
+    for ifma, env, why in cases:
+        builds.accelerator.cache_clear()
+        monkeypatch.setattr(builds, "cpu_has_ifma", lambda: ifma)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        got = builds.accelerator()
+        assert got == (("the HEXL build", "") if not why else (None, got[1])) and why in got[1]
+    builds.accelerator.cache_clear()

@@ -173,7 +173,9 @@ def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
 def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_openfhe(tmp_path, monkeypatch, capsys):
     built = {ref: (_build(tmp_path / f"openfhe-{ref}", prefix=tmp_path / f"inst-{ref}"),
                    _build(tmp_path / f"sophomr-{ref}")) for ref in (A.OPENFHE_REF, A.SAME_OPENFHE_REF)}
-    monkeypatch.setattr(A.builds, "against_openfhe", lambda name, checkout, ref: built[ref])
+    asked = []                                   # every OpenFHE build of theirs asks for HEXL where it can be had
+    monkeypatch.setattr(A.builds, "against_openfhe",
+                        lambda name, checkout, ref, with_hexl: asked.append(with_hexl) or built[ref])
     (tmp_path / "main.cpp").write_text('{"OMD_65536_16", f},')
     monkeypatch.delenv("HEPKG_OPENFHE_PYTHON_SRC", raising=False)
     got = A.prepare(tmp_path)
@@ -203,9 +205,9 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
     assert got.configs == {"OMD_65536_16"} and list(got.programs) == ["authors", "authors-v1.4.0"]
     assert got.programs["authors"].build == "sophomr-v1.5.1 + openfhe-v1.5.1"
     assert got.programs["authors-v1.4.0"].libdir == tmp_path / "inst-v1.4.0" / "lib"
-    assert got.hepkg_build == "openfhe-python-cc on openfhe-v1.5.1"
+    assert got.hepkg_build == "openfhe-python-cc on openfhe-v1.5.1" and set(asked) == {True}
 
-    def fails(name, checkout, ref):
+    def fails(name, checkout, ref, with_hexl):
         if ref == A.SAME_OPENFHE_REF:
             raise A.builds.BuildError("sophomr does not compile")
         return built[ref]

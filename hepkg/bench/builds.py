@@ -10,15 +10,17 @@ or dependency is a new build. A build folder is renamed into place only when com
 beside the cache (``<key>.failed.log``) and nothing else. Builds of one key wait for each other
 (a file lock).
 
-:func:`openfhe` installs OpenFHE; :func:`program` builds a CMake program against it; :func:`against_openfhe`
-does both for an authors' checkout; :func:`openfhe_python` builds the ``openfhe`` Python module against
-such a build (hepkg on the same OpenFHE as the authors' program); :func:`run` runs a built program.
+:func:`openfhe` installs OpenFHE (with Intel HEXL: :func:`hexl`, openfhe-hexl's files laid over the OpenFHE
+tree); :func:`program` builds a CMake program against it; :func:`against_openfhe` does both for an authors'
+checkout; :func:`openfhe_python` builds the ``openfhe`` Python module against such a build (hepkg on the same
+OpenFHE as the authors' program); :func:`run` runs a built program.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -34,7 +36,8 @@ import time
 from hepkg import paths as hepkg_paths
 
 __all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "openfhe_python", "run",
-           "OPENFHE_OPTIONS", "OPENFHE_ENV", "OPENFHE_PYTHON_ENV", "clone_hint"]
+           "hexl", "accelerator", "cpu_has_ifma", "OPENFHE_OPTIONS", "OPENFHE_ENV", "OPENFHE_PYTHON_ENV",
+           "HEXL_SOURCES", "clone_hint"]
 
 OPENFHE_REPO, OPENFHE_ENV = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC"
 OPENFHE_PYTHON_REPO, OPENFHE_PYTHON_ENV = "openfheorg/openfhe-python", "HEPKG_OPENFHE_PYTHON_SRC"
@@ -44,6 +47,19 @@ OPENFHE_PYTHON_REPO, OPENFHE_PYTHON_ENV = "openfheorg/openfhe-python", "HEPKG_OP
 OPENFHE_OPTIONS = dict(BUILD_UNITTESTS="OFF", BUILD_EXAMPLES="OFF", BUILD_BENCHMARKS="OFF", BUILD_STATIC="OFF",
                        BUILD_SHARED="ON", WITH_OPENMP="ON", CMAKE_BUILD_TYPE="Release", NATIVE_SIZE="64",
                        WITH_NATIVEOPT="OFF", GIT_SUBMOD_AUTO="OFF")
+
+HEXL_REF = "v1.2.6"                                         # the release openfhe-hexl asks for
+CPU_FEATURES_REF = "32b49eb5e7809052a28422cfde2f2745fbb0eb76"  # the commit HEXL v1.2.6's CMake downloads
+#: Environment variable -> (repository, ref) of each checkout an OpenFHE build with HEXL takes (None: the
+#: openfhe-hexl release of the OpenFHE version built, ``<OpenFHE tag>.0``).
+HEXL_SOURCES = {"HEPKG_HEXL_SRC": ("IntelLabs/hexl", HEXL_REF),
+                "HEPKG_CPU_FEATURES_SRC": ("google/cpu_features", CPU_FEATURES_REF),
+                "HEPKG_OPENFHE_HEXL_SRC": ("openfheorg/openfhe-hexl", None)}
+#: What openfhe-hexl lays over an openfhe-development tree (the files its staging script copies).
+OPENFHE_HEXL_PATHS = ("CMakeLists.txt", "CMakeLists.User.txt", "OpenFHEConfig.cmake.in", "benchmark", "configure",
+                      "src", "third-party")
+#: OpenFHE with HEXL as openfhe-configurator builds it: its CMake defaults, so machine-specific flags on.
+HEXL_OPENFHE_OPTIONS = dict(WITH_INTEL_HEXL="ON", INTEL_HEXL_PREBUILT="ON", WITH_NATIVEOPT="ON")
 
 
 class BuildError(RuntimeError):
@@ -140,16 +156,31 @@ def _locked(path: pathlib.Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _prefixes(deps) -> list[str]:
+    """The install folders of ``deps`` and of the builds they link, each once."""
+    out = []
+    for d in deps:
+        record = d.record | dict(root=str(d.root)) if isinstance(d, Build) else d
+        out += _prefixes(record.get("deps", [])) + [str(pathlib.Path(record["root"]) / "install")]
+    return list(dict.fromkeys(out))
+
+
 def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), deps=(),
-                 install: bool = True, finish=None, quiet: bool = False) -> Build:
+                 overlay=None, preamble: str = "", install: bool = True, finish=None, quiet: bool = False) -> Build:
     """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``deps``: builds on
-    CMake's prefix path; ``paths``: the only paths of the tree built (a repository whose large files are not
-    checked out); ``finish(install folder)`` arranges the installed files before the build is put in place."""
+    CMake's prefix path (with the builds they link); ``paths``: the only paths of the tree built (a repository
+    whose large files are not checked out); ``overlay``: (checkout, ref, paths) of another tree whose files
+    replace the project's; ``preamble``: CMake code run after the project's ``project()`` (its
+    ``CMAKE_PROJECT_INCLUDE``); ``finish(install folder)`` arranges the installed files before the build is put
+    in place."""
     _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
     commit = commit_of(checkout, ref)
     deps = list(deps)
-    spec = dict(options) | ({"paths": list(paths)} if paths else {})
+    if overlay is not None:
+        overlay = (pathlib.Path(overlay[0]).expanduser(), commit_of(overlay[0], overlay[1]), tuple(overlay[2]))
+    spec = dict(options) | ({"paths": list(paths)} if paths else {}) | (
+        {"overlay": [overlay[1], list(overlay[2])]} if overlay else {}) | ({"preamble": preamble} if preamble else {})
     key = _key(name, commit, spec, deps)
     cache = hepkg_paths.cache("authors")
     final = cache / key
@@ -165,8 +196,13 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
         try:
             with open(log_path, "w") as log:
                 _export(checkout, commit, work / "src", submodules, paths)
+                if overlay is not None:
+                    _export(overlay[0], overlay[1], work / "src", paths=overlay[2])
                 flags = [f"-D{k}={v}" for k, v in options.items()]
-                prefix = [f"-DCMAKE_PREFIX_PATH={';'.join(str(d.prefix) for d in deps)}"] if deps else []
+                if preamble:
+                    (work / "preamble.cmake").write_text(preamble)
+                    flags.append(f"-DCMAKE_PROJECT_INCLUDE={work / 'preamble.cmake'}")
+                prefix = [f"-DCMAKE_PREFIX_PATH={';'.join(_prefixes(deps))}"] if deps else []
                 _run(["cmake", "-S", work / "src", "-B", work / "build", f"-DCMAKE_INSTALL_PREFIX={final / 'install'}",
                       *prefix, *flags], log)
                 _run(["cmake", "--build", work / "build", "-j", str(os.cpu_count() or 1)], log)
@@ -188,6 +224,8 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
         shutil.rmtree(work / "src")
         (work / "build.json").write_text(json.dumps(dict(
             name=name, commit=commit, ref=ref, options=options, paths=list(paths), compiler=compiler(),
+            **({"overlay": dict(source=str(overlay[0]), commit=overlay[1], paths=list(overlay[2]))} if overlay else {}),
+            **({"preamble": preamble} if preamble else {}),
             deps=[d.record | dict(root=str(d.root)) for d in deps], seconds=round(time.perf_counter() - started, 1),
             cores=os.cpu_count(), finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             log=str(final / "build.log")), indent=1))
@@ -195,11 +233,27 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
         return Build(final)
 
 
-def openfhe(checkout, ref: str, *, options: dict | None = None, quiet: bool = False) -> Build:
+def openfhe(checkout, ref: str, *, options: dict | None = None, hexl: Build | None = None,
+            quiet: bool = False) -> Build:
     """OpenFHE (openfhe-development) at ``ref`` from ``checkout`` (its ``third-party/cereal`` submodule
-    checked out), with :data:`OPENFHE_OPTIONS` updated by ``options``, installed in the cache."""
-    return _cmake_build("openfhe", checkout, ref, OPENFHE_OPTIONS | (options or {}),
-                        submodules=("third-party/cereal",), quiet=quiet)
+    checked out), with :data:`OPENFHE_OPTIONS` updated by ``options``, installed in the cache. Given a
+    :func:`hexl` build: ``openfhe-hexl``, the files of openfhe-hexl's release for ``ref`` (``<ref>.0``, from
+    ``$HEPKG_OPENFHE_HEXL_SRC``) laid over the tree, built with :data:`HEXL_OPENFHE_OPTIONS` against that
+    HEXL, whose libraries are linked into its ``lib`` folder."""
+    if hexl is None:
+        return _cmake_build("openfhe", checkout, ref, OPENFHE_OPTIONS | (options or {}),
+                            submodules=("third-party/cereal",), quiet=quiet)
+
+    def link_hexl(install: pathlib.Path) -> None:
+        (install / "lib").mkdir(exist_ok=True)
+        for f in (hexl.prefix / "lib").glob("libhexl*.so*"):
+            (install / "lib" / f.name).symlink_to(f)
+
+    overlay = (_source("HEPKG_OPENFHE_HEXL_SRC"), f"{ref}.0", OPENFHE_HEXL_PATHS)
+    hexl_options = HEXL_OPENFHE_OPTIONS | dict(INTEL_HEXL_HINT_DIR=str(hexl.prefix))
+    return _cmake_build("openfhe-hexl", checkout, ref, OPENFHE_OPTIONS | hexl_options | (options or {}),
+                        submodules=("third-party/cereal",), deps=[hexl], overlay=overlay, finish=link_hexl,
+                        quiet=quiet)
 
 
 def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), quiet: bool = False) -> Build:
@@ -209,9 +263,50 @@ def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), quiet:
                         install=False, quiet=quiet)
 
 
-def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=()) -> tuple[Build, Build]:
+def _source(env: str) -> pathlib.Path:
+    """The checkout ``$env`` names (one of :data:`HEXL_SOURCES`); BuildError with the clone command if unset."""
+    repo, ref = HEXL_SOURCES[env]
+    if not os.environ.get(env):
+        raise BuildError(f"{env} is not set: {clone_hint(repo)} and set {env} to its path")
+    return pathlib.Path(os.environ[env]).expanduser()
+
+
+def cpu_has_ifma() -> bool:
+    """Whether this CPU has AVX512-IFMA, where HEXL's fast kernels run (Linux' ``/proc/cpuinfo``; False elsewhere)."""
+    try:
+        return "avx512ifma" in pathlib.Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+
+
+def hexl(*, quiet: bool = False) -> Build:
+    """Intel HEXL :data:`HEXL_REF` (shared) from ``$HEPKG_HEXL_SRC``, linking cpu_features at the commit its CMake
+    would download (:data:`CPU_FEATURES_REF`, from ``$HEPKG_CPU_FEATURES_SRC``: static, position-independent)."""
+    features = _cmake_build("cpu_features", _source("HEPKG_CPU_FEATURES_SRC"), CPU_FEATURES_REF,
+                            dict(BUILD_PIC="ON", BUILD_SHARED_LIBS="OFF", BUILD_TESTING="OFF",
+                                 CMAKE_BUILD_TYPE="Release"), quiet=quiet)
+    return _cmake_build("hexl", _source("HEPKG_HEXL_SRC"), HEXL_REF,
+                        dict(HEXL_SHARED_LIB="ON", HEXL_BENCHMARK="OFF", HEXL_TESTING="OFF", HEXL_DOCS="OFF",
+                             HEXL_EXPERIMENTAL="OFF", CMAKE_BUILD_TYPE="Release"), deps=[features], quiet=quiet)
+
+
+@functools.lru_cache(maxsize=None)
+def accelerator() -> tuple[Build | None, str]:
+    """(the :func:`hexl` build, "") where this CPU has AVX512-IFMA and the HEXL checkouts are given, else (None,
+    why not, with the clone commands). Once per process."""
+    if not cpu_has_ifma():
+        return None, "this CPU has no AVX512-IFMA (HEXL's fast path): OpenFHE without HEXL"
+    missing = [env for env in HEXL_SOURCES if not os.environ.get(env)]
+    if missing:
+        return None, ("OpenFHE without HEXL, although this CPU has AVX512-IFMA; for HEXL: " + "; ".join(
+            f"{clone_hint(HEXL_SOURCES[env][0])} and set {env}" for env in missing))
+    return hexl(), ""
+
+
+def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=(), with_hexl: bool = False) -> tuple[Build, Build]:
     """(OpenFHE at ``openfhe_ref`` from the checkout ``$HEPKG_OPENFHE_SRC``, the program ``name`` of ``checkout``
-    built against it); MissingCheckout, with the clone command, when ``$HEPKG_OPENFHE_SRC`` is not set."""
+    built against it); MissingCheckout, with the clone command, when ``$HEPKG_OPENFHE_SRC`` is not set.
+    ``with_hexl``: OpenFHE with HEXL where :func:`accelerator` has it, else without (saying why)."""
     from .versus import MissingCheckout
 
     src = os.environ.get(OPENFHE_ENV)
@@ -219,14 +314,19 @@ def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=()) -> tuple
         raise MissingCheckout(f"no OpenFHE source to build {name} against: "
                               f"{clone_hint(OPENFHE_REPO, openfhe_ref, recursive=True)} and set {OPENFHE_ENV} to its "
                               f"path (its third-party/cereal submodule checked out)")
-    lib = openfhe(src, openfhe_ref)
+    accel, why = accelerator() if with_hexl else (None, "")
+    if why:
+        print(f"{name}: {why}", flush=True)
+    lib = openfhe(src, openfhe_ref, hexl=accel)
     return lib, program(name, checkout, deps=[lib], paths=paths)
 
 
 def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Build:
     """openfhe-python (the ``openfhe`` module) at ``ref`` of ``checkout``, built for this Python (pybind11 from its
     environment) against the OpenFHE build ``lib``: ``prefix`` holds the package ``openfhe``, its ``lib`` folder a
-    link to ``lib``'s libraries (the module looks for them there), to be put first on a child's module path."""
+    link to ``lib``'s libraries (the module looks for them there), to be put first on a child's module path.
+    Against OpenFHE with HEXL, a preamble finds HEXL for it (their CMake links the target ``HEXL::hexl``
+    OpenFHE names, and OpenFHE's headers include HEXL's, but does not look for it)."""
     try:
         import pybind11
     except ImportError:
@@ -242,7 +342,13 @@ def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Bu
         (pkg / "lib").symlink_to(lib.prefix / "lib")
 
     options = dict(CMAKE_BUILD_TYPE="Release", Python_EXECUTABLE=sys.executable, pybind11_DIR=pybind11.get_cmake_dir())
-    return _cmake_build("openfhe-python", checkout, ref, options, deps=[lib], finish=package, quiet=quiet)
+    preamble = ""
+    if lib.record["options"].get("WITH_INTEL_HEXL") == "ON":
+        preamble = ("find_package(HEXL REQUIRED CONFIG)\n"
+                    "get_target_property(_hexl_include HEXL::hexl INTERFACE_INCLUDE_DIRECTORIES)\n"
+                    "include_directories(${_hexl_include})\n")
+    return _cmake_build("openfhe-python", checkout, ref, options, deps=[lib], preamble=preamble, finish=package,
+                        quiet=quiet)
 
 
 def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None):

@@ -3,7 +3,10 @@
 Their program runs unchanged: :func:`prepare` builds it from their checkout (``--authors`` or
 ``$HEPKG_AUTHORS_SOPHOMR``) against OpenFHE at the version they tested (:data:`OPENFHE_REF`), built from an
 openfhe-development checkout (``$HEPKG_OPENFHE_SRC``, its ``third-party/cereal`` submodule checked out), with
-NTL and GMP from the system (:mod:`hepkg.bench.builds`: cached outside the repository). Given an
+NTL and GMP from the system (:mod:`hepkg.bench.builds`: cached outside the repository). Where the CPU has
+AVX512-IFMA and HEXL's checkouts are given (:func:`hepkg.bench.builds.accelerator`), every OpenFHE build here
+has Intel HEXL, as the paper measured (openfhe-hexl's files, machine-specific flags as openfhe-configurator
+builds it), hepkg's module included; otherwise none has. Given an
 openfhe-python checkout (``$HEPKG_OPENFHE_PYTHON_SRC``), both sides also run on one OpenFHE: their program
 again against :data:`SAME_OPENFHE_REF` and hepkg's child on openfhe-python :data:`OPENFHE_PYTHON_REF` built
 against that very build (the first release whose bindings have what hepkg's SophOMD needs: v1.4.0.1 lacks
@@ -22,9 +25,10 @@ hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on
 planted messages; it imports the ``openfhe`` module built as above, else the openfhe-python wheel (OpenFHE
 1.6.1). Each hepkg row names the module it ran (``openfhe_module``), each row its ``build``. The sides
 alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be
-made equal: neither side has HEXL here; the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits),
-so hepkg's top-level context uses dnum 3 (log PQ 1620; ``bfv-omr-soph``); hepkg has no ring switching (its
-digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+made equal: the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
+uses dnum 3 (log PQ 1620; ``bfv-omr-soph``) on every build; hepkg has no ring switching (its
+digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace); without the built module, hepkg runs
+the wheel (OpenFHE 1.6.1, no HEXL).
 """
 from __future__ import annotations
 
@@ -94,7 +98,7 @@ def prepare(checkout) -> Authors:
     ``authors``), and, given ``$HEPKG_OPENFHE_PYTHON_SRC``, against :data:`SAME_OPENFHE_REF` with openfhe-python
     :data:`OPENFHE_PYTHON_REF` on that build for hepkg (that side is then ``authors``, the first
     ``authors-<OPENFHE_REF>``); where that cannot be built or hepkg does not run on it, it says why."""
-    tested = _program(*builds.against_openfhe("sophomr", checkout, OPENFHE_REF))
+    tested = _program(*builds.against_openfhe("sophomr", checkout, OPENFHE_REF, with_hexl=True))
     configs = authors_configs(checkout)
     same = _same_openfhe(checkout)
     if isinstance(same, str):
@@ -113,7 +117,7 @@ def _same_openfhe(checkout):
         return (f"for OpenFHE {SAME_OPENFHE_REF} on both sides: {builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} "
                 f"and set {builds.OPENFHE_PYTHON_ENV} to its path")
     try:
-        lib, prog = builds.against_openfhe("sophomr", checkout, SAME_OPENFHE_REF)
+        lib, prog = builds.against_openfhe("sophomr", checkout, SAME_OPENFHE_REF, with_hexl=True)
         module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
     except builds.BuildError as exc:
         return f"no build on OpenFHE {SAME_OPENFHE_REF} ({exc})"
