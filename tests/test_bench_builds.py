@@ -202,10 +202,14 @@ def test_openfhe_with_hexl_lays_openfhe_hexl_over_the_tree_and_links_hexl(cache,
 
 def test_openfhe_python_finds_hexl_for_an_openfhe_built_with_it(cache, library, tmp_path, fake_hexl, pybind11,
                                                                 monkeypatch):
-    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(_openfhe_hexl(tmp_path, {"CMakeLists.txt": LIB})))
+    declares = LIB + ('file(WRITE ${CMAKE_BINARY_DIR}/v.cmake "set(PACKAGE_VERSION \\"1.0.9\\")")\n'
+                      'install(FILES ${CMAKE_BINARY_DIR}/v.cmake DESTINATION lib/OpenFHE RENAME OpenFHEConfigVersion.cmake)\n')
+    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(_openfhe_hexl(tmp_path, {"CMakeLists.txt": declares})))
     lib = builds.openfhe(library, "v1", hexl=fake_hexl, quiet=True)
     needs = BINDINGS.replace("project(bindings NONE)\n", "project(bindings NONE)\nget_target_property(inc HEXL::hexl "
-                             "INTERFACE_INCLUDE_DIRECTORIES)\n")   # fails unless HEXL::hexl was found for it
+                             "INTERFACE_INCLUDE_DIRECTORIES)\n"       # fails unless HEXL::hexl was found for it
+                             'if(NOT OPENFHE_REQUIRED_VERSION STREQUAL "1.0.9")\n  message(FATAL_ERROR "version")\n'
+                             'endif()\n')                              # the version the OpenFHE build declares
     src = _repo(tmp_path / "bindings", {"CMakeLists.txt": needs, "__init__.py": "",
                                         "openfhe.cpython-310-x86_64-linux-gnu.so": "module"})
     b = builds.openfhe_python(src, "HEAD", lib, quiet=True)

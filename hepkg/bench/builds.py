@@ -26,6 +26,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -321,12 +322,22 @@ def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=(), with_hex
     return lib, program(name, checkout, deps=[lib], paths=paths)
 
 
+def _package_version(lib: Build) -> str:
+    """The version an OpenFHE build's CMake package declares."""
+    text = (lib.prefix / "lib" / "OpenFHE" / "OpenFHEConfigVersion.cmake").read_text()
+    found = re.search(r'set\(PACKAGE_VERSION "([^"]+)"\)', text)
+    if not found:
+        raise BuildError(f"{lib.root.name} declares no OpenFHE package version")
+    return found.group(1)
+
+
 def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Build:
     """openfhe-python (the ``openfhe`` module) at ``ref`` of ``checkout``, built for this Python (pybind11 from its
     environment) against the OpenFHE build ``lib``: ``prefix`` holds the package ``openfhe``, its ``lib`` folder a
     link to ``lib``'s libraries (the module looks for them there), to be put first on a child's module path.
     Against OpenFHE with HEXL, a preamble finds HEXL for it (their CMake links the target ``HEXL::hexl``
-    OpenFHE names, and OpenFHE's headers include HEXL's, but does not look for it)."""
+    OpenFHE names, and OpenFHE's headers include HEXL's, but does not look for it), and the OpenFHE version it
+    requires is the one that build declares (openfhe-hexl's CMakeLists sets it; see :func:`openfhe`)."""
     try:
         import pybind11
     except ImportError:
@@ -347,6 +358,8 @@ def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Bu
         preamble = ("find_package(HEXL REQUIRED CONFIG)\n"
                     "get_target_property(_hexl_include HEXL::hexl INTERFACE_INCLUDE_DIRECTORIES)\n"
                     "include_directories(${_hexl_include})\n")
+        # openfhe-hexl's CMakeLists names its own version: v1.5.1.0's says 1.5.0 (OPENFHE_VERSION_PATCH 0)
+        options["OPENFHE_REQUIRED_VERSION"] = _package_version(lib)
     return _cmake_build("openfhe-python", checkout, ref, options, deps=[lib], preamble=preamble, finish=package,
                         quiet=quiet)
 
