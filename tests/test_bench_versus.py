@@ -317,3 +317,31 @@ def test_an_interrupted_bench_resumes_at_the_case_it_stopped_in(tmp_path, monkey
         versus.measure("fake", None, reps=1, scale="default", artifacts=tmp_path)
     runs, _ = versus.measure("fake", None, reps=1, scale="default", artifacts=tmp_path)
     assert calls == ["a", "b", "b"] and list(runs.case) == ["a", "a", "b", "b"]
+
+
+def test_a_section_kept_by_rounds_resumes_at_the_round_and_marks_its_warmup(tmp_path, monkeypatch):
+    import types
+
+    calls = []
+    fake = types.ModuleType("hepkg_fake_rounds")
+    fake.ROUND_RECORDS = True
+    fake.versus_cases = lambda scale: ["a"]
+
+    def versus_run(case, checkout, *, reps, warmup, seed, rotate):
+        calls.append((case, reps, warmup, seed, rotate))
+        if seed == 2 and len(calls) == 3:
+            raise KeyboardInterrupt                       # the bench stopped inside round 2
+        sides = ["authors", "hepkg"][rotate % 2:] + ["authors", "hepkg"][:rotate % 2]
+        return pd.DataFrame(dict(side=sides, rep=0, e2e_s=[2.0 if s == "authors" else 1.0 for s in sides],
+                                 correct=True, case=case))
+    fake.versus_run = versus_run
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setitem(versus.SECTIONS, "fake", fake.__name__)
+    with pytest.raises(KeyboardInterrupt):
+        versus.measure("fake", None, reps=3, scale="default", artifacts=tmp_path)
+    runs, _ = versus.measure("fake", None, reps=3, scale="default", artifacts=tmp_path)
+    assert [c[3] for c in calls] == [0, 1, 2, 2, 3] and {c[1:3] for c in calls} == {(1, 0)}
+    assert list(runs.rep) == [-1, -1, 0, 0, 1, 1, 2, 2] and list(runs.side[:4]) == ["authors", "hepkg", "hepkg", "authors"]
+    assert list(runs.status) == ["warmup"] * 2 + ["measured"] * 6
+    s = versus.summarize(runs, ["e2e_s"])
+    assert s.reps.tolist() == [3] and s.ratio.tolist() == [2.0]

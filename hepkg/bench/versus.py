@@ -12,8 +12,8 @@ the checkout), and without a checkout hepkg's side is measured alone. The omr re
 authors' C++ program, built from their checkout by the section's ``prepare`` (cached:
 :mod:`hepkg.bench.builds`). The face-search reference is HyDia's method as hepkg reimplements it from
 the authors' code, with HyDia's own C++ beside it given a checkout of theirs. Each case's runs are kept
-in the bench's grid store the moment the case finishes (:func:`measure`), so an interrupted
-``make bench`` resumes at the case it stopped in.
+in the bench's grid store the moment the case finishes (:func:`measure`; for omr, whose cases take hours,
+each round), so an interrupted ``make bench`` resumes at the case (the round) it stopped in.
 """
 from __future__ import annotations
 
@@ -175,23 +175,32 @@ def plot(summary, title: str):
 def run_case(config: dict) -> list[dict]:
     """A grid function: the rows of ``versus_run`` on ``config["case"]`` of ``config["section"]``, with the
     section's reference from ``config["checkout"]`` (a path, built by its ``prepare`` where it has one) or
-    none."""
+    none; given ``config["round"]``, that round alone (the sides once, their order rotated by the round;
+    round 0 is the case's warm-up, its rows ``status`` "warmup", the others' "measured", ``rep`` the round
+    less one)."""
     mod = importlib.import_module(SECTIONS[config["section"]])
     checkout = config["checkout"]
     if checkout is not None and hasattr(mod, "prepare"):
         checkout = mod.prepare(checkout)                 # C++: the cached build
-    return mod.versus_run(config["case"], checkout, reps=config["reps"]).to_dict("records")
+    if "round" not in config:
+        return mod.versus_run(config["case"], checkout, reps=config["reps"]).to_dict("records")
+    r = config["round"]
+    out = mod.versus_run(config["case"], checkout, reps=1, warmup=0, seed=r, rotate=r)
+    return out.assign(rep=r - 1, status="measured" if r else "warmup").to_dict("records")
 
 
 def measure(section: str, checkout, *, reps: int, scale: str, artifacts=None):
-    """One row per kept run of ``section`` (its module's ``versus_cases(scale)`` and ``versus_run``), each case
-    kept in the bench's grid store as it finishes (:func:`hepkg.grid.run_grid`): an interrupted bench resumes
-    at the case it stopped in."""
+    """One row per run of ``section`` (its module's ``versus_cases(scale)`` and ``versus_run``), each case kept in
+    the bench's grid store as it finishes (:func:`hepkg.grid.run_grid`): an interrupted bench resumes at the
+    case it stopped in. A section whose cases run for hours (``ROUND_RECORDS``) keeps each round of a case,
+    warm-up first, as it finishes, and resumes at the round (without another warm-up: every run of theirs is a
+    process of its own)."""
     from hepkg.grid import grid_store, run_grid
 
     mod = importlib.import_module(SECTIONS[section])
-    configs = [dict(section=section, case=case, reps=reps, checkout=None if checkout is None else str(checkout))
-               for case in mod.versus_cases(scale)]
+    per_round = [dict(round=r) for r in range(1 + reps)] if getattr(mod, "ROUND_RECORDS", False) else [dict(reps=reps)]
+    configs = [dict(section=section, case=case, checkout=None if checkout is None else str(checkout)) | each
+               for case in mod.versus_cases(scale) for each in per_round]
     return run_grid(run_case, configs, grid_store("bench", artifacts), desc=section, rows_only=True), mod
 
 

@@ -54,6 +54,7 @@ SAME_OPENFHE_REF, OPENFHE_PYTHON_REF = "v1.5.1", "v1.5.1.0"   # one OpenFHE for 
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
               "digest_kb")
 REPS = 5
+ROUND_RECORDS = True       # a case takes hours: each round is kept as it finishes (hepkg.bench.versus.measure)
 PAYLOAD_BYTES = 612        # their payload_size = 612 * 8 bits (global.cpp), the OMR configurations' payload
 _LINES = {"affine_s": (r"Affine Transform time:\s*([0-9.eE+-]+)\s*sec", 1.0),
           "range_check_s": (r"RangeCheck time:\s*([0-9.eE+-]+)\s*sec", 1.0),
@@ -217,9 +218,10 @@ def versus_cases(scale: str) -> list[str]:
     return [f"{c} threads{th}" for th in (1, 2) for c in ("OMD N65536 k50", "OMR N65536 k50 t250", "OMD N65536 k16")]
 
 
-def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: int = 0, warmup: int = 1):
+def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: int = 0, warmup: int = 1,
+               rotate: int = 0):
     """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s, or None: hepkg alone),
-    after ``warmup`` rounds."""
+    after ``warmup`` rounds, the sides' order rotated by ``rotate``."""
     mode, N, k, t, threads = _CASE.fullmatch(case).groups()
     N, k, threads = int(N), int(k), int(threads)
     params = "bfv-omr-soph" if N >= 2 ** 16 else "toy-bfv-omr-soph"      # a toy N: insecure, tests
@@ -233,5 +235,7 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards), python)
     build["hepkg"] = (authors.hepkg_build if python else
                       f"openfhe-python wheel {importlib.metadata.version('openfhe')}")
-    out = alternate(sides, reps, warmup)
+    names = list(sides)
+    order = names[rotate % len(names):] + names[:rotate % len(names)]
+    out = alternate({name: sides[name] for name in order}, reps, warmup)
     return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
