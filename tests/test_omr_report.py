@@ -55,3 +55,27 @@ def test_table3_leaves_the_runs_at_2_19_to_table7():
                          for N, s in ((2 ** 16, 300.0), (2 ** 19, 2200.0))])
     t3 = rep.table3(runs, pd.DataFrame())
     assert t3[(t3.scheme == "sophomd") & (t3.quantity == "Digest (s)")].ours.tolist() == [300.0]
+
+
+def test_the_bench_puts_their_code_beside_hepkg_and_table3():
+    """`make bench ONLY=omr`'s runs: theirs (side authors) over each side per case and quantity, warm-up left out,
+    Table 3's figure beside the one-thread N = 2^16, k = 50 cases only; the digest claim cites theirs here."""
+    rows = []
+    for threads in (1, 2):
+        for rep_ in range(-1, 5):
+            for side, digest in (("authors", 200.0), ("authors-v1.4.0", 220.0), ("hepkg", 250.0 + rep_)):
+                rows.append(dict(case=f"OMR N65536 k50 t250 threads{threads}", side=side, rep=rep_,
+                                 status="warmup" if rep_ < 0 else "measured", correct=True,
+                                 digest_s=digest / threads + (1000 if rep_ < 0 else 0), decode_s=0.01, rss_gb=2.0,
+                                 build=f"{side}-build"))
+    v = rep.versus_table(pd.DataFrame(rows))
+    d = v[(v.quantity == "digest_s") & (v.side == "hepkg")].set_index("threads")
+    assert d.reps.tolist() == [5, 5] and d.authors_median[1] == 200.0 and d.side_median[1] == 252.0
+    assert d.ratio[1] == pytest.approx(200 / 252) and d.paper[1] == PAPER.TABLE3["sophomr"]["digest_s"]
+    assert np.isnan(d.paper[2]) and (d.scheme == "sophomr").all() and (d.N == 2 ** 16).all()
+    assert d.authors_build[1] == "authors-build" and d.build[1] == "hepkg-build"
+    assert v[v.quantity == "decode_s"].paper.dropna().tolist() == [PAPER.TABLE3["sophomr"]["decode_ms"] / 1e3] * 2
+    assert rep._their_code_here(v, "sophomr") == dict(
+        their_code_here_s=200.0, hepkg_beside_it_s=252.0, their_over_hepkg=pytest.approx(200 / 252), reps_beside=5,
+        their_build="authors-build", hepkg_build="hepkg-build")
+    assert rep._their_code_here(v, "sophomd") == {} and rep.versus_table(pd.DataFrame()).empty

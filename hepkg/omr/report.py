@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from hepkg import paths
 from hepkg.bench import against_stated, compare, estimate, ratio_range
 from hepkg.bench.repeat import INCONCLUSIVE
 from hepkg.reference import NOT_REPRODUCIBLE, Claim
@@ -25,7 +26,7 @@ from .rangecheck import range_check_counts
 from .signaling import PARAMS as PS_PARAMS
 
 __all__ = ["table3", "phases_table", "matmul_table", "table7", "speedups_table", "NOISE_STAGES", "noise_table",
-           "expansion_primes", "build", "claims"]
+           "expansion_primes", "load_versus", "versus_table", "build", "claims"]
 
 _PHASE_KINDS = ("mul_pt", "mul_ct", "rotate", "swap", "encode")
 #: Figure 2's phases; ``preprocess`` is PerfOMR's (Remark 4), excluded from its Digest time as the paper does.
@@ -254,18 +255,52 @@ def expansion_primes(trace: pd.DataFrame, params: str, default: int) -> int:
     return int(min(limbs for limbs, bits in low.items() if bits >= low[low.index.max()] - 1))
 
 
+def load_versus(base=None) -> pd.DataFrame:
+    """The runs of ``make bench ONLY=omr`` (``artifacts/bench/versus_omr.csv``: the authors' SophOMR, their C++ built
+    here, alternating with hepkg on one machine; :mod:`hepkg.omr.authors`); empty where the bench has not run."""
+    path = paths.artifacts("bench", base) / "versus_omr.csv"
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
+
+
+def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`load_versus`'s runs per case (scheme, N, k, threads), side and quantity: theirs (``authors_*``: their
+    build on the same OpenFHE as hepkg's) and the side's median and quartiles, ``ratio`` = theirs / the side's
+    (> 1: the side is faster or smaller) with the quartiles of the per-round ratios and the verdict, each build,
+    and ``paper``, Table 3's value where the case is Table 3's (N = 2^16, k = 50, one thread)."""
+    from hepkg.bench.versus import summarize
+
+    from .authors import QUANTITIES
+
+    if not len(runs) or "authors" not in set(runs.side):
+        return pd.DataFrame()
+    s = summarize(runs, [q for q in QUANTITIES if q in runs]).rename(columns=lambda c: c.replace("ref_", "authors_"))
+    case = s.case.str.extract(r"(OMD|OMR) N(\d+) k(\d+)(?: t\d+)? threads(\d+)")
+    s.insert(1, "scheme", case[0].map({"OMD": "sophomd", "OMR": "sophomr"}))
+    for i, col in enumerate(("N", "k", "threads"), start=1):
+        s.insert(1 + i, col, case[i].astype(int))
+    builds = runs.groupby("side").build.first() if "build" in runs else pd.Series(dtype=object)
+    s["authors_build"], s["build"] = builds.get("authors"), s.side.map(builds)
+    paper = {"digest_s": "digest_s", "decode_s": "decode_ms", "digest_kb": "digest_kb"}
+    table3 = (s.N == PAPER.N_PRIMARY) & (s.k == 50) & (s.threads == 1) & s.quantity.isin(paper)
+    s["paper"] = [PAPER.TABLE3[sc][paper[q]] / (1e3 if q == "decode_s" else 1) if like else np.nan
+                  for sc, q, like in zip(s.scheme, s.quantity, table3)]
+    return s.drop(columns=["case", "reference"])
+
+
 def build(frames: dict) -> dict:
     """Every table of the section from the raw tables ``counts``, ``digests``, ``decode``, ``sizes`` and
     ``noise`` (PerfOMD's noise budget stage by stage); ``provenance`` (the raw tables' ``provenance.json``) names
-    the machine and library versions the verdicts cite."""
+    the machine and library versions the verdicts cite; ``versus`` (:func:`load_versus`, optional): the
+    authors' C++ beside hepkg (:func:`versus_table`)."""
     digests, counts = frames["digests"], frames["counts"]
     ok = digests[digests.status == "measured"] if len(digests) else digests
+    versus = versus_table(frames.get("versus", pd.DataFrame()))
     return dict(table3=table3(ok, frames["decode"]), phases=phases_table(ok) if len(ok) else pd.DataFrame(),
                 noise=noise_table(frames.get("noise", pd.DataFrame())),
                 matmul=matmul_table(counts), table4=P.table4(), table5=P.table5(), table6=P.table6(),
                 key_sizes=pd.concat([P.detection_key(s) for s in D.SCHEMES], ignore_index=True),
                 sizes=frames["sizes"], table7=table7(ok), speedups=speedups_table(), digests=ok, counts=counts,
-                decode=frames["decode"], provenance=frames.get("provenance") or {})
+                decode=frames["decode"], provenance=frames.get("provenance") or {}, versus=versus)
 
 
 def where_measured(run: dict, threads: int, dnum: int) -> str:
@@ -273,6 +308,21 @@ def where_measured(run: dict, threads: int, dnum: int) -> str:
     openfhe = (run.get("versions") or {}).get("openfhe") or "(version not recorded)"
     return (f"{threads} thread{'s' * (threads > 1)} of {run.get('cpu') or 'an unrecorded CPU'} without HEXL, "
             f"OpenFHE {openfhe} at dnum {dnum}")
+
+
+def _their_code_here(versus, scheme: str) -> dict:
+    """Evidence from the bench (:func:`versus_table`): ``scheme``'s digest seconds of the authors' C++ and of hepkg
+    on one OpenFHE build on this machine, one thread, N = 2^16, k = 50; nothing where the bench has not run."""
+    if versus is None or not len(versus):
+        return {}
+    v = versus[(versus.scheme == scheme) & (versus.N == PAPER.N_PRIMARY) & (versus.k == 50) & (versus.threads == 1)
+               & (versus.quantity == "digest_s") & (versus.side == "hepkg")]
+    if not len(v):
+        return {}
+    r = v.iloc[0]
+    return dict(their_code_here_s=float(r.authors_median), hepkg_beside_it_s=float(r.side_median),
+                their_over_hepkg=float(r.ratio), reps_beside=int(r.reps), their_build=r.authors_build,
+                hepkg_build=r.build)
 
 
 def _paper_like(dig: pd.DataFrame, schemes) -> pd.DataFrame:
@@ -389,7 +439,8 @@ def claims(R: dict) -> list[Claim]:
         return NOT_REPRODUCIBLE, dict(ours_s=med, q1=q1, q3=q3, threads=threads, reps=len(m),
                                       ms_per_payload=med / PAPER.N_PRIMARY * 1e3,
                                       why="the claim is one Ice Lake thread with Intel HEXL (paper Sec. 5); here "
-                                          + where_measured(R["provenance"], threads, int(m.ks_digits.iloc[0])))
+                                          + where_measured(R["provenance"], threads, int(m.ks_digits.iloc[0])),
+                                      **_their_code_here(R.get("versus"), "sophomr"))
 
     def omd_faster(_):
         like = _paper_like(dig, ["sophomr", "sophomd"])
