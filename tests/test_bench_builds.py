@@ -203,7 +203,8 @@ def test_openfhe_with_hexl_lays_openfhe_hexl_over_the_tree_and_links_hexl(cache,
 def test_openfhe_python_finds_hexl_for_an_openfhe_built_with_it(cache, library, tmp_path, fake_hexl, pybind11,
                                                                 monkeypatch):
     declares = LIB + ('file(WRITE ${CMAKE_BINARY_DIR}/v.cmake "set(PACKAGE_VERSION \\"1.0.9\\")")\n'
-                      'install(FILES ${CMAKE_BINARY_DIR}/v.cmake DESTINATION lib/OpenFHE RENAME OpenFHEConfigVersion.cmake)\n')
+                      'install(FILES ${CMAKE_BINARY_DIR}/v.cmake DESTINATION lib/OpenFHE\n'
+                      '        RENAME OpenFHEConfigVersion.cmake)\n')
     monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(_openfhe_hexl(tmp_path, {"CMakeLists.txt": declares})))
     lib = builds.openfhe(library, "v1", hexl=fake_hexl, quiet=True)
     needs = BINDINGS.replace("project(bindings NONE)\n", "project(bindings NONE)\nget_target_property(inc HEXL::hexl "

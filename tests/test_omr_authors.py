@@ -14,6 +14,8 @@ OUTPUT = """1. Setup Started!
 
 Setup Finished!
 
+2. Payload & Signal Simulation Started!
+
 \t 3-1. Detection Started!
 
 \t\t Affine Transform time: 61.25sec
@@ -60,19 +62,21 @@ def _standin(tmp_path: pathlib.Path, body: str) -> A.Authors:
 
 
 def test_run_authors_times_their_phases_and_reads_their_files(tmp_path):
-    lines = OUTPUT.replace("\n", "\\n")
+    setup, rest = (part.replace("\n", "\\n") for part in OUTPUT.split("2. Payload", 1))
+    rest = "2. Payload" + rest
     authors = _standin(tmp_path, f"""
         [ "$*" = "OMR 65536 50 250" ] || exit 3
         [ "$OMP_NUM_THREADS" = 1 ] || exit 4
         case "$LD_LIBRARY_PATH" in {tmp_path}/lib*) ;; *) exit 5;; esac
-        head -c 3000 /dev/zero > data/key-rot.txt
+        printf '{setup}'
+        head -c 3000 /dev/zero > data/key-rot.txt; sleep 0.5
         head -c 1500 /dev/zero > data/digest.txt
-        printf '{lines}'
+        printf '{rest}'
         """)
     got = A.run_authors(authors, "OMR", 65536, 50, 250, threads=1)
     assert got["correct"] and got["compression_s"] == 12.125
     assert got["digest_kb"] == 1.5 and got["key_kb"] == 3.0
-    assert 0 < got["keygen_s"] < 60 and got["rss_gb"] > 0
+    assert 0 < got["keygen_s"] < 60 and got["rss_gb"] > 0 and 0.4 < got["keysave_s"] < 30
 
 
 def test_run_authors_refuses_a_configuration_they_lack_before_starting(tmp_path):

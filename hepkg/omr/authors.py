@@ -17,7 +17,8 @@ before BFV products: ``FindLevelsToDrop``). Each of their runs is ``test OMD <N>
 <t>`` (a configuration of their ``main.cpp``; any other is refused before it starts, since theirs would fall
 back to its defaults) in a scratch folder, where it writes its keys and digest to ``data/``. Their lines give
 the affine transform, range check, compression and decoding times; the time to their "Setup Finished!" line is
-their key generation (``keygen_s``, process start included); the process's own peak RSS comes from ``wait4``;
+their key generation (``keygen_s``, process start included), from there to the board's simulation their key
+saving to ``data/`` (``keysave_s``); the process's own peak RSS comes from ``wait4``;
 ``correct`` is their "Result is Correct!".
 
 hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on the same N, k and payload
@@ -61,6 +62,8 @@ _LINES = {"affine_s": (r"Affine Transform time:\s*([0-9.eE+-]+)\s*sec", 1.0),
           "compression_s": (r"Compression time:\s*([0-9.eE+-]+)\s*sec", 1.0),
           "decode_s": (r"Client-side Decoding Time:\s*([0-9.eE+-]+)\s*ms", 1e-3)}
 _CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
+#: their lines around key saving (``saveKeys``, between key generation and the simulated board)
+_SETUP, _SAVED = "Setup Finished!", "Payload & Signal Simulation Started!"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,9 +154,10 @@ def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int, si
         raise ValueError(f"{REPO} has no configuration {key} (theirs: {', '.join(sorted(authors.configs))})")
     program = authors.programs[side]
     output, marks, peak, files = builds.run(program.binary, _args(mode, N, k, t), libdir=program.libdir,
-                                            threads=threads, marks=("Setup Finished!",),
+                                            threads=threads, marks=(_SETUP, _SAVED),
                                             setup=lambda tmp: (tmp / "data").mkdir())
-    return parse(output) | dict(keygen_s=marks.get("Setup Finished!", float("nan")), rss_gb=peak / 1e9,
+    setup = marks.get(_SETUP, float("nan"))
+    return parse(output) | dict(keygen_s=setup, keysave_s=marks.get(_SAVED, float("nan")) - setup, rss_gb=peak / 1e9,
                                 digest_kb=files.get("data/digest.txt", float("nan")) / 1e3,
                                 key_kb=sum(v for f, v in files.items() if f != "data/digest.txt") / 1e3)
 
