@@ -238,6 +238,18 @@ def test_parameters_openfhe_chooses_and_refuses():
         he.context("openfhe", "bfv-4096-small")  # OpenFHE's BFV needs N = 8192 for 128 bits
 
 
+def test_hybrid_p_is_read_from_the_library_and_the_authors_dnum_2_is_refused_by_the_wheel():
+    """P's primes as this OpenFHE chooses them (the wheel, 1.6.1: one more for BFV than the largest digit needs,
+    probed from a key's towers): the SophOMR set at dnum 3 builds log PQ 1620, their dnum 2 is refused."""
+    from hepkg.he.backends import openfhe as backend
+
+    assert backend._bfv_extra_p_primes() == 1
+    soph = he.context("openfhe", "toy-bfv-omr-soph", insecure=True)
+    assert soph.built.p_bits == (60,) * (-(-len(soph.built.q_bits) // 3) + 1)     # ceil(17 / 3) + 1 here
+    with pytest.raises(he.ParameterError, match="bfv-omr-soph-d2"):
+        he.context("openfhe", "bfv-omr-soph-d2")
+
+
 def test_key_sizes_and_noise_budget():
     c, small = ctx("openfhe", "bfv", "exact"), he.context("openfhe", INT["bfv"], insecure=True)
     sizes = c.key_sizes()

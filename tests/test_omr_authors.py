@@ -163,6 +163,17 @@ def test_hepkg_side_is_given_the_openfhe_module_built_beside_their_openfhe(tmp_p
     assert hepkg_calls == [("toy-bfv-omr-soph", "OMD", 4096, 4, 1, 0, tmp_path / "python")]
 
 
+def test_hepkg_runs_their_dnum_on_the_module_built_beside_theirs_where_it_builds(tmp_path, hepkg_calls):
+    """At N = 2^16 hepkg's set is prepare's choice on the built module (their dnum 2 where it builds at 128 bits),
+    the wheel's dnum 3 without that module; rows name each side's set."""
+    on_theirs = A.Authors({}, frozenset(), tmp_path / "python", "openfhe-python-cc on openfhe-aa", A.THEIR_SET)
+    for authors, want in ((on_theirs, A.THEIR_SET), (A.Authors({}, frozenset(), None, None, A.THEIR_SET), A.WHEEL_SET),
+                          (None, A.WHEEL_SET)):
+        hepkg_calls.clear()
+        runs = A.versus_run("OMD N65536 k50 threads1", authors, reps=1, warmup=0)
+        assert [c[0] for c in hepkg_calls] == [want] and runs.params.tolist() == [want]
+
+
 def test_hepkg_runs_the_openfhe_module_built_beside_their_openfhe(tmp_path):
     """hepkg's digest in a child that imports ``openfhe`` from the build's folder (make test-long)."""
     import openfhe
@@ -212,6 +223,9 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
     assert got.programs["authors"].build == "sophomr-v1.5.1 + openfhe-v1.5.1"
     assert got.programs["authors-v1.4.0"].libdir == tmp_path / "inst-v1.4.0" / "lib"
     assert got.hepkg_build == "openfhe-python-cc on openfhe-v1.5.1" and set(asked) == {True}
+    # the stand-in is the wheel's module (OpenFHE 1.6.1), which refuses their dnum 2 at 128 bits
+    out = capsys.readouterr().out
+    assert got.hepkg_params == A.WHEEL_SET and f"refuses {A.THEIR_SET} (ParameterError: OpenFHE refuses" in out
 
     def fails(name, checkout, ref, with_hexl):
         if ref == A.SAME_OPENFHE_REF:

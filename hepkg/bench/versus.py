@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import pathlib
@@ -172,6 +173,12 @@ def plot(summary, title: str):
     return fig
 
 
+@functools.lru_cache(maxsize=None)
+def _prepared(section: str, checkout: str):
+    """The section's ``prepare(checkout)`` (C++: the cached build, and its checks) once per process."""
+    return importlib.import_module(SECTIONS[section]).prepare(checkout)
+
+
 def run_case(config: dict) -> list[dict]:
     """A grid function: the rows of ``versus_run`` on ``config["case"]`` of ``config["section"]``, with the
     section's reference from ``config["checkout"]`` (a path, built by its ``prepare`` where it has one) or
@@ -181,7 +188,7 @@ def run_case(config: dict) -> list[dict]:
     mod = importlib.import_module(SECTIONS[config["section"]])
     checkout = config["checkout"]
     if checkout is not None and hasattr(mod, "prepare"):
-        checkout = mod.prepare(checkout)                 # C++: the cached build
+        checkout = _prepared(config["section"], checkout)
     if "round" not in config:
         return mod.versus_run(config["case"], checkout, reps=config["reps"]).to_dict("records")
     r = config["round"]
@@ -230,7 +237,7 @@ def main(argv=None) -> None:
             try:
                 checkout = find_checkout(args.authors, mod.ENV, mod.REPO, mod.FILES)
                 if hasattr(mod, "prepare"):
-                    mod.prepare(checkout)                # C++: built (cached) before the first case
+                    _prepared(section, str(checkout))    # C++: built (cached) before the first case
             except MissingCheckout as exc:
                 checkout = None
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)

@@ -306,6 +306,12 @@ PARAMS: dict[str, ParamSet] = {p.name: p for p in [
               "(log PQ 1800) and refuses N=2^16 at 128 bits ('Please increase it to 131072'); dnum 3 gives P = 8 x 60 "
               "bits, log PQ = 1620, accepted. qi_bits: the 19 data primes and one special prime; special_bits: the "
               "other 7."),
+    _set(name="bfv-omr-soph-d2", scheme="bfv", n=65536, plain_modulus=786433, qi_bits=(60,) * 20, special_bits=540,
+         depth=28, ks_digits=2, plain_depth=False, tags=("omr",),
+         source="SophOMR paper Table 4 at the authors' own OpenFHE settings (dnum 2): log Q=1140, log PQ=1740",
+         note="For OpenFHE 1.4 and 1.5, which take ceil(19 / dnum) = 10 special primes (log PQ 1740) and accept it at "
+              "128 bits: hepkg beside the authors' program on one OpenFHE build (hepkg.omr.authors). OpenFHE 1.6.1 "
+              "takes 11 (log PQ 1800) and refuses it; bfv-omr-soph is the set that builds there."),
     # --- toy sets: tests only ------------------------------------------------------------
     _set(name="toy-bfv-1024", scheme="bfv", n=1024, plain_modulus=12289, qi_bits=(30, 30, 30), depth=1,
          tags=("test",), source="hepkg tests: tiny insecure BFV ring"),

@@ -26,10 +26,10 @@ hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on
 planted messages; it imports the ``openfhe`` module built as above, else the openfhe-python wheel (OpenFHE
 1.6.1). Each hepkg row names the module it ran (``openfhe_module``), each row its ``build``. The sides
 alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be
-made equal: the wheel refuses the authors' dnum 2 at this ring (log PQ 1740 bits), so hepkg's top-level context
-uses dnum 3 (log PQ 1620; ``bfv-omr-soph``) on every build; hepkg has no ring switching (its
-digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace); without the built module, hepkg runs
-the wheel (OpenFHE 1.6.1, no HEXL).
+made equal: on the module built beside theirs hepkg runs their dnum 2 (:data:`THEIR_SET`, log PQ 1740) if that
+OpenFHE accepts it at 128 bits, as 1.5.1 does; the wheel (OpenFHE 1.6.1, no HEXL), which hepkg runs without
+that module, refuses it, and there hepkg's top level uses dnum 3 (``bfv-omr-soph``, log PQ 1620); hepkg has no
+ring switching (its digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
 """
 from __future__ import annotations
 
@@ -45,11 +45,13 @@ from hepkg.bench import builds
 from hepkg.bench.child import in_child
 from hepkg.bench.versus import alternate
 
-__all__ = ["REPO", "ENV", "OPENFHE_REF", "SAME_OPENFHE_REF", "Program", "Authors", "prepare", "authors_configs",
-           "parse", "run_authors", "run_hepkg", "versus_cases", "versus_run"]
+__all__ = ["REPO", "ENV", "OPENFHE_REF", "SAME_OPENFHE_REF", "THEIR_SET", "WHEEL_SET", "Program", "Authors", "prepare",
+           "authors_configs", "parse", "run_authors", "run_hepkg", "versus_cases", "versus_run"]
 
 REPO, ENV, FILES = "keewoolee/SophOMR", "HEPKG_AUTHORS_SOPHOMR", ("main.cpp", "CMakeLists.txt", "src/param.cpp")
 OPENFHE_REF = "v1.4.0"            # the version they tested
+#: hepkg's set on their OpenFHE (their dnum 2) and the one the wheel (OpenFHE 1.6.1) builds (dnum 3)
+THEIR_SET, WHEEL_SET = "bfv-omr-soph-d2", "bfv-omr-soph"
 SAME_OPENFHE_REF, OPENFHE_PYTHON_REF = "v1.5.1", "v1.5.1.0"   # one OpenFHE for both sides (openfhe-python needs 1.5.1)
 #: Per-phase seconds compared (ratio = authors / hepkg), the digest (server) total, memory and sizes.
 QUANTITIES = ("digest_s", "affine_s", "range_check_s", "compression_s", "decode_s", "keygen_s", "rss_gb",
@@ -79,12 +81,14 @@ class Program:
 class Authors:
     """Their builds by side (:func:`prepare`), the configurations their ``main.cpp`` accepts
     (:func:`authors_configs`), ``python``, the folder holding an ``openfhe`` module built against the reference
-    side's OpenFHE (None: hepkg runs the wheel), and ``hepkg_build``, that module's build."""
+    side's OpenFHE (None: hepkg runs the wheel), ``hepkg_build``, that module's build, and ``hepkg_params``,
+    hepkg's set at N = 2^16 (their dnum 2 where that module accepts it at 128 bits)."""
 
     programs: dict
     configs: frozenset
     python: pathlib.Path | None = None
     hepkg_build: str | None = None
+    hepkg_params: str = WHEEL_SET
 
 
 def authors_configs(checkout) -> frozenset[str]:
@@ -109,8 +113,11 @@ def prepare(checkout) -> Authors:
         print(f"{same}; hepkg runs the openfhe wheel", flush=True)
         return Authors({"authors": tested}, configs)
     lib, prog, module = same
+    refused = _refuses(module.prefix, THEIR_SET)
+    if refused:
+        print(f"hepkg runs {WHEEL_SET} (dnum 3): {module.root.name} refuses {THEIR_SET} ({refused})", flush=True)
     return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, module.prefix,
-                   f"{module.root.name} on {lib.root.name}")
+                   f"{module.root.name} on {lib.root.name}", WHEEL_SET if refused else THEIR_SET)
 
 
 def _same_openfhe(checkout):
@@ -199,6 +206,24 @@ def _fails_hepkg(python) -> str | None:
     return None
 
 
+def _context_built(config: dict) -> list[dict]:
+    """One row: the bits of Q and P of the context ``config["params"]`` builds at 128 bits on this process's
+    ``openfhe`` module (keys generated: as a digest's context)."""
+    from hepkg import he
+
+    built = he.context("openfhe", config["params"]).built
+    return [dict(q_bits=sum(built.q_bits), p_bits=sum(built.p_bits))]
+
+
+def _refuses(python, params: str) -> str | None:
+    """None when the ``openfhe`` module in ``python`` builds ``params`` at 128 bits, else its refusal."""
+    try:
+        in_child(_context_built, dict(params=params), 0, 1, python_path=python)
+    except Exception as exc:                     # ParameterError: OpenFHE's refusal, re-raised from the child
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, python=None) -> dict:
     """hepkg's SophOMD / SophOMR on the same configuration, in a child process (keys, one digest, decoding) that
     imports ``openfhe`` from ``python`` first (None: the installed wheel)."""
@@ -228,18 +253,20 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, seed: in
     after ``warmup`` rounds, the sides' order rotated by ``rotate``."""
     mode, N, k, t, threads = _CASE.fullmatch(case).groups()
     N, k, threads = int(N), int(k), int(threads)
-    params = "bfv-omr-soph" if N >= 2 ** 16 else "toy-bfv-omr-soph"      # a toy N: insecure, tests
+    python = authors.python if authors else None
+    params = ((authors.hepkg_params if python else WHEEL_SET) if N >= 2 ** 16 else
+              "toy-bfv-omr-soph")                                     # a toy N: insecure, tests
     sides, build = {}, {}
     if authors is not None and "_".join(_args(mode, N, k, t)) in authors.configs:
         for side, program in authors.programs.items():
             sides[side] = functools.partial(run_authors, authors, mode, N, k, t, threads, side)
             build[side] = program.build
     boards = itertools.count(seed)                                            # a fresh board each run
-    python = authors.python if authors else None
     sides["hepkg"] = lambda: run_hepkg(params, mode, N, k, threads, next(boards), python)
     build["hepkg"] = (authors.hepkg_build if python else
                       f"openfhe-python wheel {importlib.metadata.version('openfhe')}")
     names = list(sides)
     order = names[rotate % len(names):] + names[:rotate % len(names)]
     out = alternate({name: sides[name] for name in order}, reps, warmup)
-    return out.assign(case=case, threads=threads, params=params, build=out.side.map(build))
+    return out.assign(case=case, threads=threads, build=out.side.map(build),
+                      params=out.side.map(lambda side: params if side == "hepkg" else "theirs: src/param.cpp"))

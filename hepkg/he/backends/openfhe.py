@@ -39,6 +39,7 @@ ciphertexts are accepted only with the session's MAC (:mod:`hepkg.he.envelope`).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -92,15 +93,47 @@ def _moduli(cc, scheme: str) -> tuple[list[int], tuple[int, ...]]:
     return primes, _p_bits(primes, int(_find(doc, "dnum")), int(_find(doc, "ab")), scheme)
 
 
-def _p_bits(primes: list[int], dnum: int, aux_bits: int, scheme: str) -> tuple[int, ...]:
-    """Bit sizes of the hybrid key-switching primes OpenFHE chooses for these Q primes.
+def _moduli_in(node) -> set[int]:
+    """Every tower modulus (``"cm": {"v": ...}``) in a nested JSON document."""
+    if isinstance(node, dict):
+        cm = node.get("cm")
+        found = {int(cm["v"])} if isinstance(cm, dict) and isinstance(cm.get("v"), (str, int)) else set()
+        return found.union(*map(_moduli_in, node.values()))
+    return set().union(*map(_moduli_in, node)) if isinstance(node, list) else set()
 
-    BFV takes one prime more than the largest digit needs (1.6.1, read from the towers
-    of its key-switching keys).
-    """
+
+def _p_rule(primes: list[int], dnum: int, aux_bits: int) -> int:
+    """Primes of P the largest hybrid digit of these Q primes needs."""
     per_digit = math.ceil(len(primes) / dnum)
     digit_bits = [math.prod(primes[i:i + per_digit]).bit_length() for i in range(0, len(primes), per_digit)]
-    return (aux_bits,) * (math.ceil(max(digit_bits) / aux_bits) + (scheme == "bfv"))
+    return math.ceil(max(digit_bits) / aux_bits)
+
+
+@functools.lru_cache(maxsize=None)
+def _bfv_extra_p_primes() -> int:
+    """Primes OpenFHE's BFV takes for P beyond what the largest digit needs: 1.6.1 one, 1.5.1 none. Probed once
+    per process on a toy ring, from the towers of a key-switching key (which enters no key map)."""
+    cp = ofhe.CCParamsBFVRNS()
+    cp.SetPlaintextModulus(65537)
+    cp.SetMultiplicativeDepth(5)
+    cp.SetRingDim(1024)
+    cp.SetSecurityLevel(ofhe.HEStd_NotSet)
+    cp.SetKeySwitchTechnique(ofhe.HYBRID)
+    cp.SetNumLargeDigits(2)
+    cc = ofhe.GenCryptoContext(cp)
+    for feature in _FEATURES[:2]:
+        cc.Enable(feature)
+    sk = cc.KeyGen().secretKey
+    doc = json.loads(ofhe.Serialize(cc, ofhe.JSON))
+    q = [int(t["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for t in _find(doc, "elp")["ptr_wrapper"]["data"]["p"]]
+    key = _moduli_in(json.loads(ofhe.Serialize(cc.KeySwitchGen(sk, sk), ofhe.JSON)))
+    return len(key - set(q)) - _p_rule(q, 2, int(_find(doc, "ab")))
+
+
+def _p_bits(primes: list[int], dnum: int, aux_bits: int, scheme: str) -> tuple[int, ...]:
+    """Bit sizes of the hybrid key-switching primes OpenFHE chooses for these Q primes: what the largest digit
+    needs, and for BFV the primes this OpenFHE adds (:func:`_bfv_extra_p_primes`)."""
+    return (aux_bits,) * (_p_rule(primes, dnum, aux_bits) + (_bfv_extra_p_primes() if scheme == "bfv" else 0))
 
 
 #: live hepkg contexts per key tag (their evaluation keys are in OpenFHE's process-wide maps)
