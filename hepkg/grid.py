@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import pathlib
+import sys
 import time
 import warnings
 
@@ -226,8 +227,10 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     with Bar(total=len(unique), initial=len(records), desc=desc or fn.__name__, disable=not progress) as bar:
         for key, outcome in _outcomes(fn, todo, executor, workers, scheduler):
             bar.update()
-            if isinstance(outcome, BaseException):
+            if isinstance(outcome, BaseException):     # said at once: a long grid goes on with the others
                 failures[key] = outcome
+                print(f"{desc or fn.__name__}: {json.dumps(todo[key], sort_keys=True)} raised "
+                      f"{type(outcome).__name__}: {outcome}", file=sys.stderr, flush=True)
                 continue
             rows, elapsed = outcome
             record = {"fn": _fn_name(fn), "config": todo[key], "rows": rows, "elapsed_s": elapsed,

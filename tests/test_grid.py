@@ -105,12 +105,14 @@ def test_resume_skips_finished_and_dedups(tmp_path):
     assert all((tmp_path / "store" / name).read_text() == text for name, text in first.items())
 
 
-def test_failure_reported_others_saved_and_retried(tmp_path):
+def test_failure_reported_others_saved_and_retried(tmp_path, capsys):
     log = tmp_path / "calls.log"
     configs = [{"n": n, "fail": n == 2, "log": str(log)} for n in range(4)]
     with pytest.raises(GridError, match="boom 2") as info:
         run_grid(square, configs, tmp_path / "store", executor="process", workers=2, progress=False)
     err = info.value
+    said = capsys.readouterr().err                    # as it happened, before the GridError at the end
+    assert '"n": 2' in said and "ValueError: boom 2" in said
     assert [cfg for cfg, _ in err.failures] == [configs[2]]
     assert '"n": 2' in str(err) and "ValueError" in str(err)
     assert err.results["config_n"].tolist() == [0, 1, 3]
