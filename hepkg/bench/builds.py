@@ -51,11 +51,10 @@ OPENFHE_OPTIONS = dict(BUILD_UNITTESTS="OFF", BUILD_EXAMPLES="OFF", BUILD_BENCHM
 
 HEXL_REF = "v1.2.6"                                         # the release openfhe-hexl asks for
 CPU_FEATURES_REF = "32b49eb5e7809052a28422cfde2f2745fbb0eb76"  # the commit HEXL v1.2.6's CMake downloads
-#: Environment variable -> (repository, ref) of each checkout an OpenFHE build with HEXL takes (None: the
-#: openfhe-hexl release of the OpenFHE version built, ``<OpenFHE tag>.0``).
-HEXL_SOURCES = {"HEPKG_HEXL_SRC": ("IntelLabs/hexl", HEXL_REF),
-                "HEPKG_CPU_FEATURES_SRC": ("google/cpu_features", CPU_FEATURES_REF),
-                "HEPKG_OPENFHE_HEXL_SRC": ("openfheorg/openfhe-hexl", None)}
+#: Environment variable -> repository of each checkout an OpenFHE build with HEXL takes (openfhe-hexl at its
+#: release for the OpenFHE version built, ``<OpenFHE tag>.0``).
+HEXL_SOURCES = {"HEPKG_HEXL_SRC": "IntelLabs/hexl", "HEPKG_CPU_FEATURES_SRC": "google/cpu_features",
+                "HEPKG_OPENFHE_HEXL_SRC": "openfheorg/openfhe-hexl"}
 #: What openfhe-hexl lays over an openfhe-development tree (the files its staging script copies).
 OPENFHE_HEXL_PATHS = ("CMakeLists.txt", "CMakeLists.User.txt", "OpenFHEConfig.cmake.in", "benchmark", "configure",
                       "src", "third-party")
@@ -266,9 +265,8 @@ def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), quiet:
 
 def _source(env: str) -> pathlib.Path:
     """The checkout ``$env`` names (one of :data:`HEXL_SOURCES`); BuildError with the clone command if unset."""
-    repo, ref = HEXL_SOURCES[env]
     if not os.environ.get(env):
-        raise BuildError(f"{env} is not set: {clone_hint(repo)} and set {env} to its path")
+        raise BuildError(f"{env} is not set: {clone_hint(HEXL_SOURCES[env])} and set {env} to its path")
     return pathlib.Path(os.environ[env]).expanduser()
 
 
@@ -300,7 +298,7 @@ def accelerator() -> tuple[Build | None, str]:
     missing = [env for env in HEXL_SOURCES if not os.environ.get(env)]
     if missing:
         return None, ("OpenFHE without HEXL, although this CPU has AVX512-IFMA; for HEXL: " + "; ".join(
-            f"{clone_hint(HEXL_SOURCES[env][0])} and set {env}" for env in missing))
+            f"{clone_hint(HEXL_SOURCES[env])} and set {env}" for env in missing))
     return hexl(), ""
 
 

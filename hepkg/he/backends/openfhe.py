@@ -86,11 +86,15 @@ def _find(node, key: str):
 def _moduli(cc, scheme: str) -> tuple[list[int], tuple[int, ...]]:
     """(primes of Q, bit sizes of the primes of P) of ``cc``; Q is read from its JSON serialization."""
     doc = json.loads(ofhe.Serialize(cc, ofhe.JSON))
-    towers = _find(doc, "elp")["ptr_wrapper"]["data"]["p"]
-    primes = [int(p["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for p in towers]
+    primes = _q_primes(doc)
     if _find(doc, "ks") != int(ofhe.HYBRID):  # BV key switching (BFV's default) has no P
         return primes, ()
     return primes, _p_bits(primes, int(_find(doc, "dnum")), int(_find(doc, "ab")), scheme)
+
+
+def _q_primes(doc) -> list[int]:
+    """The primes of Q in a crypto context's JSON serialization."""
+    return [int(t["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for t in _find(doc, "elp")["ptr_wrapper"]["data"]["p"]]
 
 
 def _moduli_in(node) -> set[int]:
@@ -125,7 +129,7 @@ def _bfv_extra_p_primes() -> int:
         cc.Enable(feature)
     sk = cc.KeyGen().secretKey
     doc = json.loads(ofhe.Serialize(cc, ofhe.JSON))
-    q = [int(t["ptr_wrapper"]["data"]["value0"]["cm"]["v"]) for t in _find(doc, "elp")["ptr_wrapper"]["data"]["p"]]
+    q = _q_primes(doc)
     key = _moduli_in(json.loads(ofhe.Serialize(cc.KeySwitchGen(sk, sk), ofhe.JSON)))
     return len(key - set(q)) - _p_rule(q, 2, int(_find(doc, "ab")))
 
