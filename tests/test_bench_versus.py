@@ -236,11 +236,13 @@ def test_the_facesearch_section_alternates_processes_and_checks_both_answers(mon
                      count_error=err, op_rotate=511, op_keyswitch=511, op_mul_ct=512, rotation_keys=516)]
     monkeypatch.setattr(experiments, "measure", fake_measure)
     runs = fv.versus_run("l512 K1024 kappa10", None, reps=2)
-    h, b = ("hydia", 512, 1024, 10, True, 1, 0), ("bsgs-diagonal", 512, 1024, 10, True, 1, 0)
-    assert calls == [h, b, b, h, h, b]          # a warm-up round, then the order rotated round by round
+    h, e, b = ((m, 512, 1024, 10, True, 1, 0) for m in ("hydia", "hydia-lean", "bsgs-diagonal"))
+    assert calls == [h, e, b, e, b, h, b, h, e]          # a warm-up round, then the order rotated round by round
     assert list(runs.rep[runs.side == "hydia"]) == [0, 1] and (runs.rss_gb == 5.0).all()
-    assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {"bsgs-diagonal": False, "hydia": True}
-    assert summarize(runs, fv.QUANTITIES, fv.REFERENCE).ratio.tolist() == [1.0] * len(fv.QUANTITIES)
+    assert runs.set_index("side").correct.groupby(level=0).all().to_dict() == {
+        "bsgs-diagonal": False, "hydia": True, "hydia-lean": False}
+    assert fv.REFERENCE not in set(runs.side)    # no checkout: hepkg's methods alone
+    assert summarize(runs, fv.QUANTITIES, "hydia").ratio.tolist() == [1.0] * 2 * len(fv.QUANTITIES)
 
 
 def test_render_only_rebuilds_each_summary_and_figure_from_the_runs(tmp_path):

@@ -90,7 +90,8 @@ def test_their_side_joins_the_rounds_and_a_wrong_answer_is_not_correct(tmp_path,
     monkeypatch.setattr(experiments, "measure", lambda cfg: [dict(
         status="measured", membership_s=2.0, membership_he_s=1.9, identify_s=3.0, rss_peak_bytes=5e9,
         server_rss_peak_bytes=4e9, keygen_s=1.0, enroll_s=2.0, identified=True, count_error=0.1, op_rotate=511,
-        op_keyswitch=511, op_mul_ct=512, rotation_keys=516)])
+        op_keyswitch=511, op_mul_ct=512, rotation_keys=516) if cfg["method"] != "hydia" else dict(
+        status="exceeds memory", estimated_peak_bytes=23e9, available_bytes=24e9)])
     from hepkg.datasets.faces import synthetic_database
     matches = list(synthetic_database(1024, fv.KM, 512, 0).matches)
     monkeypatch.setattr(A, "run_authors", lambda authors, dataset, threads: dict(
@@ -100,4 +101,30 @@ def test_their_side_joins_the_rounds_and_a_wrong_answer_is_not_correct(tmp_path,
     runs = fv.versus_run("l512 K1024 kappa10", A.Authors(tmp_path, tmp_path), reps=2)
     theirs = runs[runs.side == "hydia C++"]
     assert list(theirs.correct) == [True, False] and list(theirs.e2e_s) == [4.0, 4.0]
-    assert len(runs) == 6
+    held = runs[runs.side == "hydia"]
+    assert list(held.status) == ["exceeds memory"] * 2 and list(held.estimated_rss_gb) == [23.0, 23.0]
+    assert not held.correct.any() and len(runs) == 8
+    assert set(runs.side) == {fv.REFERENCE, *fv.METHODS}
+
+
+def test_the_notebook_table_puts_their_hydia_over_each_hepkg_method(tmp_path):
+    """versus_table: theirs (hydia C++) over each hepkg method that ran, per quantity, from the runs as
+    load_runs reads them back; no table without their side."""
+    import pandas as pd
+
+    from hepkg.bench import report
+    from hepkg.bench.versus import load_runs
+    from hepkg.facesearch import report as rep
+
+    assert load_runs("facesearch", tmp_path).empty and rep.versus_table(pd.DataFrame()).empty
+    rows = [dict(case="l512 K1024 kappa10", side=side, rep=r, correct=True, e2e_s=e2e + r, identify_s=10.0,
+                 rss_gb=rss, keygen_s=1.0, build="hydia-1a2f" if side == fv.REFERENCE else None)
+            for r in range(5) for side, e2e, rss in ((fv.REFERENCE, 40.0, 20.0), ("hydia", 38.0, 16.0),
+                                                     ("bsgs-diagonal", 35.0, 2.0))]
+    report.save_table(pd.DataFrame(rows), "bench", "versus_facesearch", base=tmp_path)
+    v = rep.versus_table(load_runs("facesearch", tmp_path)).set_index(["side", "quantity"])
+    assert set(v.index.get_level_values("side")) == {"hydia", "bsgs-diagonal"}
+    assert v.loc[("bsgs-diagonal", "e2e_s"), "ratio"] == pytest.approx(42 / 37)
+    assert v.loc[("bsgs-diagonal", "rss_gb"), "ratio"] == pytest.approx(10.0)
+    assert v.loc[("hydia", "e2e_s"), "authors_median"] == 42.0 and (v.authors_build == "hydia-1a2f").all()
+    assert rep.versus_table(pd.DataFrame(rows).query("side != @fv.REFERENCE")).empty

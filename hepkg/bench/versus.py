@@ -29,7 +29,7 @@ import types
 from .repeat import INCONCLUSIVE, compare
 
 __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
-           "run_case", "main", "SECTIONS"]
+           "run_case", "load_runs", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
@@ -266,17 +266,24 @@ def _title(section: str, mod) -> str:
     return f"{section}: hepkg vs {mod.REPO or getattr(mod, 'REFERENCE', 'authors')}"
 
 
-def render(sections, artifacts=None) -> None:
-    """``versus_<section>_summary`` and ``versus_<section>.png`` rebuilt from the committed runs
-    ``versus_<section>.csv`` of each section that has them, measuring nothing."""
+def load_runs(section: str, artifacts=None):
+    """The committed runs of ``make bench ONLY=<section>`` (``artifacts/bench/versus_<section>.csv``), or an empty
+    table where the bench has not run."""
     import pandas as pd
 
     from hepkg import paths
 
+    table = paths.artifacts("bench", artifacts) / f"versus_{section}.csv"
+    return pd.read_csv(table) if table.is_file() else pd.DataFrame()
+
+
+def render(sections, artifacts=None) -> None:
+    """``versus_<section>_summary`` and ``versus_<section>.png`` rebuilt from the committed runs
+    ``versus_<section>.csv`` of each section that has them, measuring nothing."""
     for section in sections:
-        table = paths.artifacts("bench", artifacts) / f"versus_{section}.csv"
-        if table.is_file():
-            _summarize_and_plot(section, importlib.import_module(SECTIONS[section]), pd.read_csv(table), artifacts)
+        runs = load_runs(section, artifacts)
+        if len(runs):
+            _summarize_and_plot(section, importlib.import_module(SECTIONS[section]), runs, artifacts)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from .packing import Layout, bsgs_shape
 from .protocol import key_steps
 
 __all__ = ["table4", "table5", "keys_table", "decision_table", "decision_errors", "measured_table", "accuracy_table",
-           "algorithm2_table", "threads_table", "best_threads", "figure_time_ram", "build", "claims"]
+           "algorithm2_table", "threads_table", "best_threads", "figure_time_ram", "versus_table", "build", "claims"]
 
 _GB = 1e9
 
@@ -370,8 +370,25 @@ def figure_time_ram(meas: pd.DataFrame):
     return fig
 
 
+def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The bench's runs (:func:`hepkg.bench.versus.load_runs`, ``"facesearch"``: HyDia's own C++ run here beside
+    hepkg's methods, one process per run) per case, hepkg method that ran and quantity: theirs
+    (``authors_*``: median and quartiles) and the method's, ``ratio`` = theirs / the method's (> 1: hepkg is
+    faster or smaller) with the quartiles of the per-round ratios and the verdict; the builds of both sides."""
+    from hepkg.bench.versus import summarize
+
+    from .versus import QUANTITIES, REFERENCE
+
+    if not len(runs) or REFERENCE not in set(runs.side):
+        return pd.DataFrame()
+    s = summarize(runs, QUANTITIES, reference=REFERENCE).rename(columns=lambda c: c.replace("ref_", "authors_"))
+    s["authors_build"] = runs[runs.side == REFERENCE].build.iloc[0] if "build" in runs else None
+    return s.drop(columns="reference")
+
+
 def build(frames: dict) -> dict:
-    """Every table of the section from the raw tables: counts, chebyshev, trials, memory, accuracy, threads."""
+    """Every table of the section from the raw tables: counts, chebyshev, trials, memory, accuracy, threads;
+    ``versus`` (the bench's runs, optional): HyDia's C++ beside hepkg (:func:`versus_table`)."""
     counts, trials, memory = frames["counts"], frames["trials"], frames.get("memory", pd.DataFrame())
     runs = trials[trials.status == "measured"].copy() if len(trials) else trials
     if len(runs):
@@ -382,4 +399,5 @@ def build(frames: dict) -> dict:
                 algorithm2=algorithm2_table(), decision=decision_table(), runs=runs,
                 measured=measured_table(trials, memory) if len(trials) else pd.DataFrame(),
                 decision_errors=decision_errors(runs, accuracy), accuracy=accuracy_table(accuracy),
-                threads=threads_table(frames["threads"]) if len(frames.get("threads", ())) else pd.DataFrame())
+                threads=threads_table(frames["threads"]) if len(frames.get("threads", ())) else pd.DataFrame(),
+                versus=versus_table(frames.get("versus", pd.DataFrame())))

@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from hepkg import paths
 from hepkg.bench import against_stated, compare, estimate, ratio_range
 from hepkg.bench.repeat import INCONCLUSIVE
 from hepkg.reference import NOT_REPRODUCIBLE, Claim
@@ -26,7 +25,7 @@ from .rangecheck import range_check_counts
 from .signaling import PARAMS as PS_PARAMS
 
 __all__ = ["table3", "phases_table", "matmul_table", "table7", "speedups_table", "NOISE_STAGES", "noise_table",
-           "expansion_primes", "load_versus", "versus_table", "build", "claims"]
+           "expansion_primes", "versus_table", "build", "claims"]
 
 _PHASE_KINDS = ("mul_pt", "mul_ct", "rotate", "swap", "encode")
 #: Figure 2's phases; ``preprocess`` is PerfOMR's (Remark 4), excluded from its Digest time as the paper does.
@@ -255,18 +254,12 @@ def expansion_primes(trace: pd.DataFrame, params: str, default: int) -> int:
     return int(min(limbs for limbs, bits in low.items() if bits >= low[low.index.max()] - 1))
 
 
-def load_versus(base=None) -> pd.DataFrame:
-    """The runs of ``make bench ONLY=omr`` (``artifacts/bench/versus_omr.csv``: the authors' SophOMR, their C++ built
-    here, alternating with hepkg on one machine; :mod:`hepkg.omr.authors`); empty where the bench has not run."""
-    path = paths.artifacts("bench", base) / "versus_omr.csv"
-    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
-
-
 def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`load_versus`'s runs per case (scheme, N, k, threads), side and quantity: theirs (``authors_*``: their
-    build on the same OpenFHE as hepkg's) and the side's median and quartiles, ``ratio`` = theirs / the side's
-    (> 1: the side is faster or smaller) with the quartiles of the per-round ratios and the verdict, each build,
-    and ``paper``, Table 3's value where the case is Table 3's (N = 2^16, k = 50, one thread)."""
+    """The bench's runs (:func:`hepkg.bench.versus.load_runs`) per case (scheme, N, k, threads), side and quantity:
+    theirs (``authors_*``: their build on the same OpenFHE as hepkg's) and the side's median and quartiles,
+    ``ratio`` = theirs / the side's (> 1: the side is faster or smaller) with the quartiles of the per-round
+    ratios and the verdict, each build, and ``paper``, Table 3's value where the case is Table 3's (N = 2^16,
+    k = 50, one thread)."""
     from hepkg.bench.versus import summarize
 
     from .authors import QUANTITIES
@@ -290,7 +283,7 @@ def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
 def build(frames: dict) -> dict:
     """Every table of the section from the raw tables ``counts``, ``digests``, ``decode``, ``sizes`` and
     ``noise`` (PerfOMD's noise budget stage by stage); ``provenance`` (the raw tables' ``provenance.json``) names
-    the machine and library versions the verdicts cite; ``versus`` (:func:`load_versus`, optional): the
+    the machine and library versions the verdicts cite; ``versus`` (the bench's runs, optional): the
     authors' C++ beside hepkg (:func:`versus_table`)."""
     digests, counts = frames["digests"], frames["counts"]
     ok = digests[digests.status == "measured"] if len(digests) else digests
