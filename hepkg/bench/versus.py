@@ -29,7 +29,7 @@ import types
 from .repeat import INCONCLUSIVE, compare
 
 __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
-           "run_case", "load_runs", "main", "SECTIONS"]
+           "run_case", "load_runs", "beside_theirs", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
@@ -275,6 +275,18 @@ def load_runs(section: str, artifacts=None):
 
     table = paths.artifacts("bench", artifacts) / f"versus_{section}.csv"
     return pd.read_csv(table) if table.is_file() else pd.DataFrame()
+
+
+def beside_theirs(runs, quantities, reference: str = "authors"):
+    """:func:`summarize` with the reference's columns named ``authors_*`` (theirs) and ``authors_build``, the
+    build their side ran; empty where the reference did not run."""
+    import pandas as pd
+
+    if not len(runs) or reference not in set(runs.side):
+        return pd.DataFrame()
+    s = summarize(runs, quantities, reference).rename(columns=lambda c: c.replace("ref_", "authors_"))
+    s["authors_build"] = runs[runs.side == reference].build.iloc[0] if "build" in runs else None
+    return s.drop(columns="reference")
 
 
 def render(sections, artifacts=None) -> None:

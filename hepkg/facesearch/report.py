@@ -375,15 +375,11 @@ def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
     hepkg's methods, one process per run) per case, hepkg method that ran and quantity: theirs
     (``authors_*``: median and quartiles) and the method's, ``ratio`` = theirs / the method's (> 1: hepkg is
     faster or smaller) with the quartiles of the per-round ratios and the verdict; the builds of both sides."""
-    from hepkg.bench.versus import summarize
+    from hepkg.bench.versus import beside_theirs
 
     from .versus import QUANTITIES, REFERENCE
 
-    if not len(runs) or REFERENCE not in set(runs.side):
-        return pd.DataFrame()
-    s = summarize(runs, QUANTITIES, reference=REFERENCE).rename(columns=lambda c: c.replace("ref_", "authors_"))
-    s["authors_build"] = runs[runs.side == REFERENCE].build.iloc[0] if "build" in runs else None
-    return s.drop(columns="reference")
+    return beside_theirs(runs, QUANTITIES, REFERENCE)
 
 
 def build(frames: dict) -> dict:

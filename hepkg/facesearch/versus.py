@@ -1,19 +1,18 @@
 """HyDia and BSGS-Diagonal, and HyDia's own C++, for ``python -m hepkg.bench.versus facesearch``.
 
-Sides: ``hydia`` (the authors' HyDia as hepkg reimplements it: every product of a group held, their
-key set; where its estimated peak does not fit, its rows say 'exceeds memory'), ``hydia-lean`` (the same
-operations, one product held at a time), ``bsgs-diagonal`` (the paper's Algorithm 1), all on OpenFHE at the
-paper's ring (``ckks-32768-d11``, 128-bit), and, given a checkout of HyDia's code (``$HEPKG_AUTHORS_HYDIA``,
-built by :func:`hepkg.facesearch.authors.prepare`), the reference ``hydia C++``: their ``ImageMatching`` on
-the same database written in their format, where they support it (l = 512; their comparison is their
-own, at depth 10 as kappa = 10). Every run is one process (hepkg's: :func:`hepkg.facesearch.experiments.measure`, a
-spawned child) that generates its keys, enrolls the database and answers one membership query and one
-identification, as their program does; the sides alternate, their order rotated round by round, after a
-warm-up round. ``e2e_s`` is the membership query (Algorithm 7: rotations, similarity with the diagonals
-read from disk, comparison, aggregation), ``identify_s`` the identification, ``rss_gb`` the process's
-peak resident memory, ``keygen_s`` and ``enroll_s`` the setup; ``correct``: the membership decision is
-right (a member iff a vector matches; hepkg: the decrypted count within 0.5 of numpy's) and so are the
-identified indices.
+Sides: ``hydia`` (the authors' HyDia as hepkg reimplements it: every product of a group held, their key set;
+where its estimated peak does not fit, its rows say 'exceeds memory'), ``hydia-lean`` (the same operations, one
+product held at a time), ``bsgs-diagonal`` (the paper's Algorithm 1), all on OpenFHE at the paper's ring
+(``ckks-32768-d11``, 128-bit), and, given a checkout of HyDia's code (``$HEPKG_AUTHORS_HYDIA``, built by
+:func:`hepkg.facesearch.authors.prepare`), the reference ``hydia C++``: their ``ImageMatching`` on the same
+database written in their format, where they support it (l = 512; their comparison is their own, at depth 10 as
+kappa = 10). Every run is one process (hepkg's: :func:`hepkg.facesearch.experiments.measure`, a spawned child)
+that generates its keys, enrolls the database and answers one membership query and one identification, as their
+program does; the sides alternate, their order rotated round by round, after a warm-up round. ``e2e_s`` is the
+membership query (Algorithm 7: rotations, similarity with the diagonals read from disk, comparison,
+aggregation), ``identify_s`` the identification, ``rss_gb`` the process's peak resident memory, ``keygen_s`` and
+``enroll_s`` the setup; ``correct``: the membership decision is right (a member iff a vector matches; hepkg: the
+decrypted count within 0.5 of numpy's) and so are the identified indices.
 """
 from __future__ import annotations
 

@@ -260,24 +260,23 @@ def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
     ``ratio`` = theirs / the side's (> 1: the side is faster or smaller) with the quartiles of the per-round
     ratios and the verdict, each build, and ``paper``, Table 3's value where the case is Table 3's (N = 2^16,
     k = 50, one thread)."""
-    from hepkg.bench.versus import summarize
+    from hepkg.bench.versus import beside_theirs
 
     from .authors import QUANTITIES
 
-    if not len(runs) or "authors" not in set(runs.side):
-        return pd.DataFrame()
-    s = summarize(runs, [q for q in QUANTITIES if q in runs]).rename(columns=lambda c: c.replace("ref_", "authors_"))
+    s = beside_theirs(runs, [q for q in QUANTITIES if q in runs])
+    if s.empty:
+        return s
     case = s.case.str.extract(r"(OMD|OMR) N(\d+) k(\d+)(?: t\d+)? threads(\d+)")
     s.insert(1, "scheme", case[0].map({"OMD": "sophomd", "OMR": "sophomr"}))
     for i, col in enumerate(("N", "k", "threads"), start=1):
         s.insert(1 + i, col, case[i].astype(int))
-    builds = runs.groupby("side").build.first() if "build" in runs else pd.Series(dtype=object)
-    s["authors_build"], s["build"] = builds.get("authors"), s.side.map(builds)
+    s["build"] = s.side.map(runs.groupby("side").build.first()) if "build" in runs else None
     paper = {"digest_s": "digest_s", "decode_s": "decode_ms", "digest_kb": "digest_kb"}
     table3 = (s.N == PAPER.N_PRIMARY) & (s.k == 50) & (s.threads == 1) & s.quantity.isin(paper)
     s["paper"] = [PAPER.TABLE3[sc][paper[q]] / (1e3 if q == "decode_s" else 1) if like else np.nan
                   for sc, q, like in zip(s.scheme, s.quantity, table3)]
-    return s.drop(columns=["case", "reference"])
+    return s.drop(columns="case")
 
 
 def build(frames: dict) -> dict:
