@@ -348,3 +348,24 @@ def test_a_section_kept_by_rounds_resumes_at_the_round_and_marks_its_warmup(tmp_
     assert list(runs.status) == ["warmup"] * 2 + ["measured"] * 6
     s = versus.summarize(runs, ["e2e_s"])
     assert s.reps.tolist() == [3] and s.ratio.tolist() == [2.0]
+
+
+def test_a_bench_run_records_its_command_machine_and_store_beside_the_runs(tmp_path, monkeypatch):
+    import json
+    import types
+
+    from hepkg.bench.sysinfo import cpu_model, machine_key
+
+    fake = types.ModuleType("hepkg_fake_described")
+    fake.REPO, fake.QUANTITIES = None, ("e2e_s",)
+    fake.versus_cases = lambda scale: ["a"]
+    fake.versus_run = lambda case, checkout, *, reps: pd.DataFrame(
+        dict(side=["hepkg"] * reps, rep=range(reps), e2e_s=1.0, correct=True, case=case))
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setitem(versus.SECTIONS, "fake", fake.__name__)
+    versus.main(["fake", "--reps", "3", "--artifacts", str(tmp_path)])
+    info = json.loads((tmp_path / "bench" / "versus_fake_run.json").read_text())
+    assert info["command"] == f"python -m hepkg.bench.versus fake --reps 3 --artifacts {tmp_path}"
+    assert (info["reps"], info["runs"], info["scale"]) == (3, 3, "default")
+    assert info["machine_key"] == machine_key() and info["system"]["cpu"] == cpu_model()
+    assert info["store"] == str(tmp_path / "bench" / "grid")

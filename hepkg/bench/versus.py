@@ -5,7 +5,8 @@ runs, per section, the reference and hepkg's implementation of the same method i
 after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
 (one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
 quartiles, ``ratio`` = reference / side median, the quartiles of the per-round ratios, the verdict of
-:func:`hepkg.bench.compare`) and a figure of the ratios. The reference of spmv and gemm is the
+:func:`hepkg.bench.compare`), a figure of the ratios and ``versus_<section>_run.json`` (the command and the
+machine: :func:`save_run_info`). The reference of spmv and gemm is the
 authors' public code, from a checkout (``--authors`` or the section's environment variable, e.g.
 ``HEPKG_AUTHORS_CSSC``); nothing of it is copied into hepkg (:func:`import_script` imports it from
 the checkout), and without a checkout hepkg's side is measured alone. The omr reference is the
@@ -29,7 +30,7 @@ import types
 from .repeat import INCONCLUSIVE, compare
 
 __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
-           "run_case", "load_runs", "beside_theirs", "main", "SECTIONS"]
+           "run_case", "save_run_info", "load_runs", "beside_theirs", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
@@ -244,7 +245,30 @@ def main(argv=None) -> None:
         runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale,
                             artifacts=args.artifacts)
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
+        save_run_info(section, runs, argv if argv is not None else sys.argv[1:], reps=args.reps or getattr(mod, "REPS", 7),
+                      scale=args.scale, artifacts=args.artifacts)
         print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
+
+
+def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=None) -> pathlib.Path:
+    """``versus_<section>_run.json`` beside the runs: the command, reps, scale, how many runs, the grid store they
+    were kept in (named by this machine's key and hepkg's revision, so every run in the table ran here, on this
+    code) and :func:`hepkg.bench.sysinfo.system_info` (CPU, cores, RAM, versions, revision)."""
+    import datetime
+    import json
+
+    from hepkg import atomic, paths
+    from hepkg.grid import grid_store
+
+    from .sysinfo import machine_key, system_info
+
+    info = dict(section=section, command=" ".join(["python -m hepkg.bench.versus", *argv]), reps=reps, scale=scale,
+                runs=len(runs), store=str(grid_store("bench", artifacts)), machine_key=machine_key(),
+                written=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                system=system_info())
+    path = paths.artifacts("bench", artifacts) / f"versus_{section}_run.json"
+    atomic.write_text(path, json.dumps(info, indent=2, default=str) + "\n")
+    return path
 
 
 def _summarize_and_plot(section: str, mod, runs, artifacts=None):
