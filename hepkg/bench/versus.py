@@ -242,11 +242,11 @@ def main(argv=None) -> None:
             except MissingCheckout as exc:
                 checkout = None
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
-        runs, mod = measure(section, checkout, reps=args.reps or getattr(mod, "REPS", 7), scale=args.scale,
-                            artifacts=args.artifacts)
+        reps = args.reps or getattr(mod, "REPS", 7)
+        runs, mod = measure(section, checkout, reps=reps, scale=args.scale, artifacts=args.artifacts)
         report.save_table(runs, "bench", f"versus_{section}", base=args.artifacts)
-        save_run_info(section, runs, argv if argv is not None else sys.argv[1:], reps=args.reps or getattr(mod, "REPS", 7),
-                      scale=args.scale, artifacts=args.artifacts)
+        save_run_info(section, runs, sys.argv[1:] if argv is None else argv, reps=reps, scale=args.scale,
+                      artifacts=args.artifacts)
         print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
 
 
