@@ -364,7 +364,9 @@ def test_a_bench_run_records_its_command_machine_and_store_beside_the_runs(tmp_p
     monkeypatch.setitem(sys.modules, fake.__name__, fake)
     monkeypatch.setitem(versus.SECTIONS, "fake", fake.__name__)
     versus.main(["fake", "--reps", "3", "--artifacts", str(tmp_path)])
-    info = json.loads((tmp_path / "bench" / "versus_fake_run.json").read_text())
+    info = versus.load_run_info("fake", tmp_path)
+    assert info == json.loads((tmp_path / "bench" / "versus_fake_run.json").read_text())
+    assert versus.load_run_info("never_run", tmp_path) == {}
     assert info["command"] == f"python -m hepkg.bench.versus fake --reps 3 --artifacts {tmp_path}"
     assert (info["reps"], info["runs"], info["scale"]) == (3, 3, "default")
     assert info["machine_key"] == machine_key() and info["system"]["cpu"] == cpu_model()

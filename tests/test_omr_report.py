@@ -75,7 +75,33 @@ def test_the_bench_puts_their_code_beside_hepkg_and_table3():
     assert np.isnan(d.paper[2]) and (d.scheme == "sophomr").all() and (d.N == 2 ** 16).all()
     assert d.authors_build[1] == "authors-build" and d.build[1] == "hepkg-build"
     assert v[v.quantity == "decode_s"].paper.dropna().tolist() == [PAPER.TABLE3["sophomr"]["decode_ms"] / 1e3] * 2
-    assert rep._their_code_here(v, "sophomr") == dict(
-        their_code_here_s=200.0, hepkg_beside_it_s=252.0, their_over_hepkg=pytest.approx(200 / 252), reps_beside=5,
-        their_build="authors-build", hepkg_build="hepkg-build")
+    assert rep._their_code_here(v, "sophomr", dict(system=dict(cpu="AMD EPYC"))) == dict(
+        their_code_here_s=200.0, their_q1=200.0, their_q3=200.0, hepkg_beside_it_s=252.0,
+        their_over_hepkg=pytest.approx(200 / 252), reps_beside=5, their_build="authors-build",
+        hepkg_build="hepkg-build", bench_cpu="AMD EPYC")
     assert rep._their_code_here(v, "sophomd") == {} and rep.versus_table(pd.DataFrame()).empty
+
+
+def _bench(their_digests):
+    """The bench's one-thread OMR case with the given digest seconds of their program (a warm-up first)."""
+    rows = [dict(case="OMR N65536 k50 t250 threads1", side=side, rep=i - 1, status="warmup" if i == 0 else "measured",
+                 correct=True, digest_s=s, build=f"{side} + openfhe-hexl-1")
+            for i, s in enumerate([999.0, *their_digests]) for side, s in (("authors", s), ("hepkg", 2 * s))]
+    return rep.versus_table(pd.DataFrame(rows))
+
+
+@pytest.mark.parametrize("theirs, status", [
+    ([150.0, 155.0, 160.0, 165.0, 170.0], True),                  # every quartile under 3 minutes
+    ([170.0, 175.0, 185.0, 190.0, 195.0], rep.INCONCLUSIVE),       # the quartiles straddle 180 s
+    ([185.0, 190.0, 195.0, 200.0, 205.0], False)])                # every quartile over
+def test_under_3_minutes_judges_their_program_on_both_quartiles(theirs, status):
+    """Sec. 1.1's 3 minutes is judged on the authors' one-thread digest where the bench ran it, hepkg's beside it;
+    without the bench it is not reproducible here (the paper's Ice Lake), and without any digest not measured."""
+    ours = pd.DataFrame(dict(digest_s=[470.0, 471.0, 472.0], omp_threads=1, ks_digits=3))
+    R = dict(versus=_bench(theirs), versus_run=dict(system=dict(cpu="AMD EPYC")), provenance=dict(cpu="Xeon"))
+    got, ev = rep.under_3_minutes(ours, R)
+    assert got == status and ev["their_code_here_s"] == np.median(theirs) and ev["ours_s"] == 471.0
+    assert ev["hepkg_beside_it_s"] == 2 * np.median(theirs) and "AMD EPYC with Intel HEXL" in ev["basis"]
+    got, ev = rep.under_3_minutes(ours, dict(provenance=dict(cpu="Xeon")))
+    assert got == rep.NOT_REPRODUCIBLE and "Ice Lake" in ev["why"] and "Xeon" in ev["ours_where"]
+    assert rep.under_3_minutes(ours.iloc[:0], {})[0] is None

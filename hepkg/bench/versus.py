@@ -30,7 +30,7 @@ import types
 from .repeat import INCONCLUSIVE, compare
 
 __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
-           "run_case", "save_run_info", "load_runs", "beside_theirs", "main", "SECTIONS"]
+           "run_case", "save_run_info", "load_runs", "load_run_info", "beside_theirs", "main", "SECTIONS"]
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
@@ -299,6 +299,17 @@ def load_runs(section: str, artifacts=None):
 
     table = paths.artifacts("bench", artifacts) / f"versus_{section}.csv"
     return pd.read_csv(table) if table.is_file() else pd.DataFrame()
+
+
+def load_run_info(section: str, artifacts=None) -> dict:
+    """The committed run record of ``make bench ONLY=<section>`` (``versus_<section>_run.json``, :func:`save_run_info`:
+    its command and machine), or an empty dict where there is none."""
+    import json
+
+    from hepkg import paths
+
+    record = paths.artifacts("bench", artifacts) / f"versus_{section}_run.json"
+    return json.loads(record.read_text()) if record.is_file() else {}
 
 
 def beside_theirs(runs, quantities, reference: str = "authors"):
