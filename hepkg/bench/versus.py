@@ -257,7 +257,7 @@ def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=
     import datetime
     import json
 
-    from hepkg import atomic, paths
+    from hepkg import atomic
     from hepkg.grid import grid_store
 
     from .sysinfo import machine_key, system_info
@@ -266,7 +266,7 @@ def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=
                 runs=len(runs), store=str(grid_store("bench", artifacts)), machine_key=machine_key(),
                 written=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 system=system_info())
-    path = paths.artifacts("bench", artifacts) / f"versus_{section}_run.json"
+    path = _run_record(section, artifacts)
     atomic.write_text(path, json.dumps(info, indent=2, default=str) + "\n")
     return path
 
@@ -306,10 +306,15 @@ def load_run_info(section: str, artifacts=None) -> dict:
     its command and machine), or an empty dict where there is none."""
     import json
 
+    record = _run_record(section, artifacts)
+    return json.loads(record.read_text()) if record.is_file() else {}
+
+
+def _run_record(section: str, artifacts=None) -> pathlib.Path:
+    """Where a section's bench run record lives: ``artifacts/bench/versus_<section>_run.json``."""
     from hepkg import paths
 
-    record = paths.artifacts("bench", artifacts) / f"versus_{section}_run.json"
-    return json.loads(record.read_text()) if record.is_file() else {}
+    return paths.artifacts("bench", artifacts) / f"versus_{section}_run.json"
 
 
 def beside_theirs(runs, quantities, reference: str = "authors"):
