@@ -1,8 +1,10 @@
-"""Every CUDA kernel of hepkg.rns.kernels, checked without a GPU: compiled by NVRTC (the CUDA wheel on PyPI,
-nvidia-cuda-nvrtc-cu12) for compute_90, and compiled as C++ (g++, a 128-bit stand-in for __umul64hi, the
-grid run one thread at a time) and run against its numpy twin: on the launches the engine makes for a
-whole circuit (recorded on the CuPy stand-in) and, for the element-wise kernels, on random and worst-case
-residues of 60-, 59- and 31-bit primes."""
+"""Every kernel of the engine against its numpy twin (hepkg.rns.twins), without a GPU.
+
+The CUDA sources of hepkg.rns.kernels: compiled by NVRTC (the CUDA wheel on PyPI, nvidia-cuda-nvrtc-cu12) for
+compute_90, and compiled as C++ (g++, a 128-bit stand-in for __umul64hi, the grid run one thread at a time).
+The compiled CPU kernels of hepkg.rns.cpu (numba), at one thread and at two. Each runs on the launches the
+engine makes for a whole circuit (recorded on the CuPy stand-in) and, for the element-wise kernels, on random
+and worst-case residues of 60-, 59- and 31-bit primes; every output must equal the twin's bit for bit."""
 import ctypes
 import pathlib
 import re
@@ -145,15 +147,45 @@ def launches():
         standin.uninstall()
 
 
-@pytest.mark.parametrize("name", list(kernels.RAW))
-def test_raw_kernel_as_cpp_equals_its_twin(cpp, launches, name):
+def _check_launches(run, launches, name):
     mine = [rec for rec in launches if rec[0] == name]
     assert mine, f"the circuit never launched {name}"
     for _, grid, block, before, after in mine[:6]:
         args = [a.copy() for a in before]
-        cpp[name](grid, block, *args)
+        run(grid, block, *args)
         for i, (got, want) in enumerate(zip(args, after)):
             assert got.tobytes() == want.tobytes(), f"{name}: argument {i} differs from the twin"
+
+
+@pytest.mark.parametrize("name", list(kernels.RAW))
+def test_raw_kernel_as_cpp_equals_its_twin(cpp, launches, name):
+    _check_launches(cpp[name], launches, name)
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["1thread", "2threads"])
+def numba_kernels(request):
+    cpu = pytest.importorskip("hepkg.rns.cpu", reason="needs numba (pinned in pyproject)")
+    before = cpu.threads()
+    cpu.set_threads(request.param)
+    yield cpu
+    cpu.set_threads(before)
+
+
+def test_numba_has_every_kernel():
+    cpu = pytest.importorskip("hepkg.rns.cpu", reason="needs numba (pinned in pyproject)")
+    assert set(cpu.RAW) == set(kernels.RAW)
+    assert all(cpu.elementwise(name) is not None for name in kernels.ELEMENTWISE)
+
+
+@pytest.mark.parametrize("name", list(kernels.RAW))
+def test_raw_kernel_compiled_by_numba_equals_its_twin(numba_kernels, launches, name):
+    _check_launches(lambda grid, block, *args: numba_kernels.launch(name, grid, block, args), launches, name)
+
+
+def test_numba_kernels_refuse_non_contiguous_arrays(numba_kernels):
+    a = np.zeros((4, 8), dtype=np.uint64)[:, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        numba_kernels.launch("hepkg_rns_tensor", None, None, (a, a, a, np.int32(4), np.int32(1), a, a, a, a))
 
 
 def _residues(primes, n, rng):
@@ -165,9 +197,8 @@ def _residues(primes, n, rng):
     return np.stack(rows)
 
 
-@pytest.mark.parametrize("name", list(kernels.ELEMENTWISE))
-def test_elementwise_kernel_as_cpp_equals_its_twin(cpp, name):
-    rng = np.random.default_rng(7)
+def _elementwise_cases(name, rng):
+    """(arguments, their twin's output, moduli broadcast to the output) of an element-wise kernel."""
     primes = ntt_primes(60, 4096, 2) + ntt_primes(59, 4096, 1) + ntt_primes(31, 4096, 1)
     m = Modulus(primes)
     n = 4096
@@ -180,8 +211,23 @@ def test_elementwise_kernel_as_cpp_equals_its_twin(cpp, name):
                                     full(m.q)),
             "hepkg_rns_add_mod": (a, b, full(m.q)), "hepkg_rns_sub_mod": (a, b, full(m.q)),
             "hepkg_rns_neg_mod": (a, full(m.q))}[name]
-    want = twins.TWINS[name](*args)
-    got = np.empty_like(a)
-    cpp[name]((-(-a.size // 256),), (256,), *args, got, np.int64(a.size))
+    return args, twins.TWINS[name](*args), full(m.q)
+
+
+@pytest.mark.parametrize("name", list(kernels.ELEMENTWISE))
+def test_elementwise_kernel_as_cpp_equals_its_twin(cpp, name):
+    args, want, q = _elementwise_cases(name, np.random.default_rng(7))
+    got = np.empty_like(want)
+    cpp[name]((-(-got.size // 256),), (256,), *args, got, np.int64(got.size))
     assert (got == want).all()
-    assert (got < full(m.q)).all()
+    assert (got < q).all()
+
+
+@pytest.mark.parametrize("name", list(kernels.ELEMENTWISE))
+def test_elementwise_kernel_compiled_by_numba_equals_its_twin(numba_kernels, name):
+    args, want, q = _elementwise_cases(name, np.random.default_rng(7))
+    got = numba_kernels.elementwise(name)(*args)
+    assert got.dtype == np.uint64 and (got == want).all()
+    assert (got < q).all()
+    cols = [a[:, :1] if a.ndim == 2 and (a == a[:, :1]).all() else a for a in args]   # broadcast moduli
+    assert (numba_kernels.elementwise(name)(*cols) == want).all()

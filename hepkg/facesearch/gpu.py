@@ -87,7 +87,7 @@ def device_info(xp=None) -> DeviceInfo:
     CuPy: the GPU's name, multiprocessor count and free / total memory. numpy: a CPU stand-in with
     4 "SMs" per core (so Eq. 6's SM term is the core count) and the host's available memory."""
     xp = rdev.array_module(os.environ.get("HEPKG_RNS_XP", "numpy") if xp is None else xp)
-    if xp is not np:
+    if rdev.on_gpu(xp):
         props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
         free, total = xp.cuda.runtime.memGetInfo()
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
@@ -95,8 +95,8 @@ def device_info(xp=None) -> DeviceInfo:
     cores = os.cpu_count() or 1
     free = rdev.free_bytes(np)
     total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return DeviceInfo(f"CPU stand-in ({cores} cores, numpy)", "cpu stand-in", SMS_PER_STREAM * cores, int(free),
-                      int(total))
+    return DeviceInfo(f"CPU stand-in ({cores} cores, {rdev.path(xp)} kernels)", "cpu stand-in", SMS_PER_STREAM * cores,
+                      int(free), int(total))
 
 
 def stream_pool_size(sms: int, free_bytes: int, ct_bytes: int) -> int:
@@ -169,7 +169,7 @@ class PhaseTimer:
 
     @contextmanager
     def phase(self, name: str):
-        if self.xp is np:
+        if not rdev.on_gpu(self.xp):
             start = time.perf_counter()
             try:
                 yield
@@ -193,7 +193,7 @@ class _Streams:
 
     def __init__(self, xp, size: int):
         self.xp, self.size = xp, size
-        self.pool = [xp.cuda.Stream(non_blocking=True) for _ in range(size)] if xp is not np else None
+        self.pool = [xp.cuda.Stream(non_blocking=True) for _ in range(size)] if rdev.on_gpu(xp) else None
 
     def use(self, i: int):
         return self.pool[i % self.size] if self.pool else nullcontext()
@@ -205,7 +205,7 @@ class _Streams:
 
 def _device_used(xp) -> int | None:
     """Bytes CuPy's memory pool holds now (None on numpy: the host's peak RSS stands in)."""
-    return None if xp is np else int(xp.get_default_memory_pool().used_bytes())
+    return int(xp.get_default_memory_pool().used_bytes()) if rdev.on_gpu(xp) else None
 
 
 @contextmanager

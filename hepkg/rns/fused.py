@@ -1,4 +1,5 @@
-"""The CuPy path's compound operations, each a few launches of :mod:`hepkg.rns.kernels`.
+"""The compound operations of the kernel paths (compiled CPU and CuPy), each a few launches of the kernel set
+(:mod:`hepkg.rns.cpu` or :mod:`hepkg.rns.kernels`: the same names and arguments).
 
 Their numpy counterparts (the reference, bit-identical) are ``basis.mod_up``, ``basis.mod_down``,
 ``basis.rescale``, ``keyswitch.apply_key`` and ``CKKS.mul``. Every constant table a kernel reads
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels as KN
+from .device import kernel_set
 
 
 def _shoup(w: int, q: int) -> int:
@@ -22,10 +23,11 @@ def _shoup(w: int, q: int) -> int:
 
 
 class Fused:
-    """Device-resident tables and the fused operations of one Bases (CuPy)."""
+    """Resident tables and the fused operations of one Bases (compiled CPU or CuPy)."""
 
     def __init__(self, bases):
         self.b, self.xp, self.n = bases, bases.xp, bases.n
+        self.kn = kernel_set(self.xp)
         self._dummy_u64 = self.xp.zeros(1, dtype=np.uint64)
         self._dummy_perm = self.xp.zeros(1, dtype=np.int64)
 
@@ -116,8 +118,8 @@ class Fused:
         """The conversion kernel on x (S, kin, N): (S, groups, kout, N)."""
         s, kin, n = x.shape[0], x.shape[-2], self.n
         out = self.xp.empty((s, groups, kout, n), dtype=np.uint64)
-        grid, block = KN.grid(n, s * groups)
-        KN.launch("hepkg_rns_convert", grid, block,
+        grid, block = self.kn.grid(n, s * groups)
+        self.kn.launch("hepkg_rns_convert", grid, block,
                   (x, out, np.int32(n), np.int32(kin), np.int32(groups), np.int32(kout), np.int32(t["a_max"]),
                    t["nsrc"], t["src_row"], t["src_q"], t["ih"], t["ihs"], t["isrc"], t["copy_from"],
                    t["dst_q"], t["hat"], t["hats"], t["tot"], t["tots"]))
@@ -146,8 +148,8 @@ class Fused:
         use_perm = np.int32(perm is not None)
         perm = self._dummy_perm if perm is None else perm
         ip = xp.empty((2, kk, n), dtype=np.uint64)
-        grid, block = KN.grid(n, kk)
-        KN.launch("hepkg_rns_key_inner", grid, block,
+        grid, block = self.kn.grid(n, kk)
+        self.kn.launch("hepkg_rns_key_inner", grid, block,
                   (ext, key.b, key.a, ip, perm, use_perm, np.int32(n), np.int32(d), np.int32(kk),
                    np.int32(key.b.shape[1]), t["key_row"], m.q, m.mu, m.lo_shift, m.out_lo))
         coeffs = b.ntt(b.p_rows).launch(ip, inverse=True, r0=k)
@@ -160,8 +162,8 @@ class Fused:
         out = self.xp.empty((s, k, n), dtype=np.uint64)
         if add is not None and not add.flags.c_contiguous:
             add = add.copy()
-        grid, block = KN.grid(n, s * k)
-        KN.launch("hepkg_rns_finish", grid, block,
+        grid, block = self.kn.grid(n, s * k)
+        self.kn.launch("hepkg_rns_finish", grid, block,
                   (c, t, out, self._dummy_u64 if add is None else add, perm, use_perm, np.int32(n),
                    np.int32(c.shape[-2]), np.int32(k), np.int32(add_polys if add is not None else 0), q,
                    tab["inv"], tab["invs"]))
@@ -178,8 +180,8 @@ class Fused:
         top = b.ntt((k - 1,)).launch(c, inverse=True, r0=k - 1)
         q = b.mod(rows).q
         t = xp.empty((s, k - 1, n), dtype=np.uint64)
-        grid, block = KN.grid(n, s * (k - 1))
-        KN.launch("hepkg_rns_rescale_prep", grid, block,
+        grid, block = self.kn.grid(n, s * (k - 1))
+        self.kn.launch("hepkg_rns_rescale_prep", grid, block,
                   (top, t, np.int32(n), np.int32(k - 1), tab["q_last"], tab["half"], q, tab["half_i"]))
         t = b.ntt(rows).forward(t)
         return self._finish(c, t, tab, None, 0, self._dummy_perm, np.int32(0), q)
@@ -190,7 +192,7 @@ class Fused:
         m = self.b.mod(self.b.q_rows(level))
         a, b_ = (x if x.flags.c_contiguous else x.copy() for x in (a, b_))
         out = self.xp.empty((3, k, n), dtype=np.uint64)
-        grid, block = KN.grid(n, k)
-        KN.launch("hepkg_rns_tensor", grid, block, (a, b_, out, np.int32(n), np.int32(k), m.q, m.mu, m.lo_shift,
+        grid, block = self.kn.grid(n, k)
+        self.kn.launch("hepkg_rns_tensor", grid, block, (a, b_, out, np.int32(n), np.int32(k), m.q, m.mu, m.lo_shift,
                                                      m.out_lo))
         return out

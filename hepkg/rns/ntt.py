@@ -3,8 +3,8 @@
 Forward: Cooley-Tukey with the powers of a primitive 2N-th root psi in bit-reversed order;
 the output is in bit-reversed order, slot j holding a(psi^(2 brv(j) + 1)). Inverse:
 Gentleman-Sande with psi^-1, then a multiplication by N^-1. On numpy, one Python iteration per
-stage (log N), each one vectorized butterfly over every limb and block; on CuPy, one kernel launch
-for every stage, limb and polynomial (:mod:`hepkg.rns.kernels`).
+stage (log N), each one vectorized butterfly over every limb and block; on the compiled CPU path and on
+CuPy, one kernel launch for every stage, limb and polynomial (:mod:`hepkg.rns.cpu`, :mod:`hepkg.rns.kernels`).
 """
 from __future__ import annotations
 
@@ -119,11 +119,12 @@ class NTT:
         return mul_shoup(a, *self.n_inv, self.mod.q)
 
     def launch(self, a, inverse: bool, r0: int = 0):
-        """CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k are this
-        NTT's limbs), one kernel launch for every limb and polynomial: a new (..., k, N) array."""
-        from . import kernels
+        """Compiled CPU or CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k
+        are this NTT's limbs), one kernel launch for every limb and polynomial: a new (..., k, N) array."""
+        from .device import kernel_set
 
         xp, f = self.mod.xp, self.full
+        kernels = kernel_set(xp)
         k, logn = len(self.rows), self.n.bit_length() - 1
         if not a.flags.c_contiguous:
             a = a.copy()
