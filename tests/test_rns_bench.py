@@ -110,3 +110,41 @@ def test_kernel_bandwidth_counts_bytes_against_a_copy():
     assert table.bytes["copy"] == 16 * residues and table.bytes["ntt"] == 16 * 12 * residues
     np.testing.assert_allclose(table.gb_per_s, table.bytes / (table.median_ms * 1e6))
     assert table.of_copy["copy"] == 1 and (table.of_copy > 0).all()
+
+
+def test_floor_model_counts_bytes_and_multiplies():
+    """The floor of rns-ckks-32768-d9 (N = 2^15, k = 10, p = 4, digits 4 + 4 + 2) on an H100 SXM's peaks."""
+    from hepkg.bench import rns_floor
+    from hepkg.rns import get_params
+
+    p = get_params("rns-ckks-32768-d9")
+    assert (len(p.q_primes), len(p.p_primes), p.dnum) == (10, 4, 3)
+    peaks = rns_floor.device_peaks(dict(memoryClockRate=2619000, memoryBusWidth=5120, multiProcessorCount=132,
+                                        clockRate=1980000))
+    assert peaks["bandwidth"] == pytest.approx(3.352e12, rel=1e-3)
+    assert peaks["imads"] == pytest.approx(132 * 1.98e9 * 64)
+    work = rns_floor.work(p)
+    n = 32768
+    assert work["ntt"] == (8 * n * 60, 20 * n / 2 * 15 * 10)
+    assert work["rotate"][0] == 8 * n * (40 + 2 * 3 * 14 + 4 * 14)
+    assert work["hoist_step"][0] == 8 * n * (3 * 14 + 2 * 3 * 14 + 20)
+    assert work["mul_relin_rescale"][1] > work["rotate"][1] > work["hoist_step"][1] > work["ntt"][1]
+    floors = rns_floor.floor_us(p, peaks)
+    for op, f in floors.items():
+        assert f["floor_us"] == max(f["memory_us"], f["compute_us"]) > 0, op
+    assert 2 < floors["ntt"]["floor_us"] < 10 and 10 < floors["rotate"]["floor_us"] < 40
+
+
+def test_gpu_rows_carry_floor_batch_and_host_times_on_the_standin():
+    from hepkg.rns import standin
+
+    standin.install()
+    try:
+        table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, paths=["cupy"])
+    finally:
+        standin.uninstall()
+    mine = table[table.backend == "rns-cupy"].set_index("op")
+    assert list(mine.index) == list(rns_ops.OPS) and mine.threads.isna().all()
+    assert (mine.floor_us > 0).all() and (mine.batch32_ms.notna()).all() and (mine.host_ms.notna()).all()
+    np.testing.assert_allclose(mine.of_floor, 1e3 * mine.median_ms / mine.floor_us)
+    assert table[table.backend == "openfhe"].floor_us.isna().all()

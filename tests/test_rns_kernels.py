@@ -1,7 +1,9 @@
 """Every kernel of the engine against its numpy twin (hepkg.rns.twins), without a GPU.
 
 The CUDA sources of hepkg.rns.kernels: compiled by NVRTC (the CUDA wheel on PyPI, nvidia-cuda-nvrtc-cu12) for
-compute_90, and compiled as C++ (g++, a 128-bit stand-in for __umul64hi, the grid run one thread at a time).
+compute_90, and compiled as C++ (g++, a 128-bit stand-in for __umul64hi; the blocks of the grid one after
+another, a block's threads one after another, or, for the kernels that synchronize (the NTT's), as that many
+threads with __syncthreads a barrier and __shared__ memory shared by them).
 The compiled CPU kernels of hepkg.rns.cpu (numba), at one thread and at two. Each runs on the launches the
 engine makes for a whole circuit (recorded on the CuPy stand-in) and, for the element-wise kernels, on random
 and worst-case residues of 60-, 59- and 31-bit primes; every output must equal the twin's bit for bit."""
@@ -62,20 +64,28 @@ def test_nvrtc_reports_errors(nvrtc):
 
 # ---------------------------------------------------------------------- the same sources as C++
 _EMULATION = r"""
+#include <barrier>
 #include <cmath>
 #include <cstddef>
+#include <thread>
+#include <vector>
 struct Dim3 { int x, y, z; };
-static Dim3 blockIdx, threadIdx, blockDim, gridDim;
+static Dim3 blockIdx, blockDim, gridDim;
+static thread_local Dim3 threadIdx;
+static std::barrier<>* block_barrier_;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __syncthreads() ((void)0)
+#define __shared__ static
+#define __syncthreads() block_barrier_->arrive_and_wait()
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
   return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 """
+#: threads per block of the synchronizing kernels when run as C++ (any count is valid: the kernels stride)
+_THREADS = 4
 _CTYPES = {"u64": ctypes.c_uint64, "unsigned long long": ctypes.c_uint64, "long long": ctypes.c_int64,
            "int": ctypes.c_int32, "double": ctypes.c_double}
 
@@ -105,15 +115,22 @@ def cpp(tmp_path_factory):
         sigs[name] = params
         decl = ", ".join(f"{t}{'*' if ptr else ''} {n}" for t, ptr, n in params)
         args = ", ".join(n for *_, n in params)
+        if "__syncthreads" in src:      # a block's threads as threads, a barrier between them
+            body = (f"    std::barrier<> bar_(bx_); block_barrier_ = &bar_;\n"
+                    f"    std::vector<std::thread> ts_;\n"
+                    f"    for (int t_ = 0; t_ < bx_; t_++) ts_.emplace_back([&, t_] {{\n"
+                    f"      threadIdx = {{t_, 0, 0}}; {name}({args}); }});\n"
+                    f"    for (auto& t_ : ts_) t_.join();\n")
+        else:
+            body = f"    for (int t_ = 0; t_ < bx_; t_++) {{ threadIdx = {{t_, 0, 0}}; {name}({args}); }}\n"
         parts.append(f'extern "C" void launch_{name}(int gx_, int gy_, int bx_, {decl}) {{\n'
                      f"  gridDim = {{gx_, gy_, 1}}; blockDim = {{bx_, 1, 1}};\n"
-                     f"  for (int y_ = 0; y_ < gy_; y_++) for (int x_ = 0; x_ < gx_; x_++)\n"
-                     f"    for (int t_ = 0; t_ < bx_; t_++) {{\n"
-                     f"    blockIdx = {{x_, y_, 0}}; threadIdx = {{t_, 0, 0}}; {name}({args}); }}\n}}\n")
+                     f"  for (int y_ = 0; y_ < gy_; y_++) for (int x_ = 0; x_ < gx_; x_++) {{\n"
+                     f"    blockIdx = {{x_, y_, 0}};\n{body}  }}\n}}\n")
     d = tmp_path_factory.mktemp("rns_kernels_cpp")
     (d / "k.cpp").write_text("\n".join(parts))
-    out = subprocess.run(["g++", "-O2", "-ffp-contract=off", "-shared", "-fPIC", "-o", str(d / "k.so"),
-                          str(d / "k.cpp")], capture_output=True, text=True)
+    out = subprocess.run(["g++", "-std=c++20", "-O2", "-ffp-contract=off", "-pthread", "-shared", "-fPIC", "-o",
+                          str(d / "k.so"), str(d / "k.cpp")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     lib = ctypes.CDLL(str(d / "k.so"))
 
@@ -123,7 +140,7 @@ def cpp(tmp_path_factory):
 
         def call(grid, block, *args):
             gx, gy = (grid + (1,))[:2]
-            bx = 1 if "ntt" in name else block[0]      # the NTT's stages need one thread per block here
+            bx = min(_THREADS, block[0]) if "__syncthreads" in kernels.source(name) else block[0]
             fn(gx, gy, bx, *[a.ctypes.data if isinstance(a, np.ndarray) else a.item() for a in args])
         return call
     return {name: caller(name) for name in NAMES}

@@ -17,6 +17,9 @@ hoisted rotation, (t(k steps) - t(1 step)) / (k - 1), k = HOIST.
 
 OpenFHE is timed through its backend's raw hooks (the library calls, without hepkg's protocol
 bookkeeping), the engine through its own methods. ``vs_openfhe``: median / single-threaded OpenFHE's median.
+On a GPU (the ``cuda`` rows) also: ``floor_us``, the op's floor on this device (:mod:`hepkg.bench.rns_floor`)
+and ``of_floor`` = median / floor; ``batch32_ms``, the time per op of BATCH independent ops issued back to back
+(throughput); ``host_ms``, the host's time to issue one op (the call returning, before the device finishes).
 :func:`beside_published` sets the N = 2^15 rows beside the GPU and CPU latencies the face-search paper states;
 :func:`kernel_bandwidth` gives each kernel's achieved bandwidth against a plain copy on the same device.
 """
@@ -30,7 +33,10 @@ import numpy as np
 OPS = ("ntt", "mul_relin_rescale", "rotate", "hoist_step")
 #: rotation steps of the hoisted measurement (k = HOIST)
 HOIST = 8
-COLUMNS = ["op", "N", "depth", "backend", "threads", "median_ms", "q1_ms", "q3_ms", "reps", "vs_openfhe", "note"]
+COLUMNS = ["op", "N", "depth", "backend", "threads", "median_ms", "q1_ms", "q3_ms", "reps", "vs_openfhe",
+           "floor_us", "of_floor", "batch32_ms", "host_ms", "note"]
+#: independent ops issued back to back for the GPU's throughput (one synchronization at the end)
+BATCH = 32
 #: the engine's kernel paths, by the name the bench takes (``cupy`` runs the ``cuda`` kernels)
 PATHS = ("numpy", "numba", "cupy")
 
@@ -158,9 +164,9 @@ def _synced(fn, xp):
     return call
 
 
-def rns_calls(params, path="numpy", seed: int = 0) -> dict:
-    """The ops on the engine (kernel path ``path``: numpy, numba or cupy), as zero-argument calls: ntt,
-    mul_relin_rescale, rotate, hoist_1, hoist_k."""
+def rns_calls(params, path="numpy", seed: int = 0) -> tuple:
+    """(the engine on kernel path ``path``: numpy, numba or cupy; its ops as zero-argument calls, not
+    synchronized: ntt, mul_relin_rescale, rotate, hoist_1, hoist_k)."""
     from hepkg.rns import CKKS
 
     eng = CKKS(params, xp=_array_module(path), rotations=range(1, HOIST + 1))
@@ -168,12 +174,11 @@ def rns_calls(params, path="numpy", seed: int = 0) -> dict:
     ntt = eng.bases.ntt(eng.bases.q_rows(0))
     coeffs = ntt.inverse(a.data)
     steps = list(range(1, HOIST + 1))
-    calls = {"ntt": lambda: ntt.forward(coeffs),
-             "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
-             "rotate": lambda: eng.rotate(a, 1),
-             "hoist_1": lambda: eng.rotate_hoisted(a, steps[:1]),
-             "hoist_k": lambda: eng.rotate_hoisted(a, steps)}
-    return {op: _synced(fn, eng.xp) for op, fn in calls.items()}
+    return eng, {"ntt": lambda: ntt.forward(coeffs),
+                 "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
+                 "rotate": lambda: eng.rotate(a, 1),
+                 "hoist_1": lambda: eng.rotate_hoisted(a, steps[:1]),
+                 "hoist_k": lambda: eng.rotate_hoisted(a, steps)}
 
 
 def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
@@ -307,11 +312,46 @@ def _rows(runs, side: str, backend: str, threads) -> list[dict]:
     return [dict(op=op, backend=backend, threads=threads, **_stats(ms[op])) for op in OPS if op in ms]
 
 
+def gpu_extras(eng, calls: dict, *, reps: int = 5) -> dict:
+    """{op: dict(floor_us, batch32_ms, host_ms)} of the engine's CuPy ``calls`` (not synchronized): the op's floor
+    on this device, the median time per op of BATCH ops issued back to back, the median time to issue one op."""
+    import time
+
+    from .rns_floor import device_peaks, floor_us
+
+    xp = eng.xp
+    sync = xp.cuda.Device().synchronize
+    floors = floor_us(eng.params, device_peaks(xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)))
+    batch, host = {}, {}
+    for op, fn in calls.items():
+        b, h = [], []
+        for _ in range(reps):
+            sync()
+            t = time.perf_counter()
+            for _ in range(BATCH):
+                fn()
+            sync()
+            b.append((time.perf_counter() - t) / BATCH)
+            t = time.perf_counter()
+            fn()
+            h.append(time.perf_counter() - t)
+            sync()
+        batch[op], host[op] = 1e3 * np.asarray(b), 1e3 * np.asarray(h)
+    for ms in (batch, host):
+        ms["hoist_step"] = (ms.pop("hoist_k") - ms.pop("hoist_1")) / (HOIST - 1)
+    return {op: dict(floor_us=floors[op]["floor_us"], batch32_ms=float(np.median(batch[op])),
+                     host_ms=float(np.median(host[op]))) for op in OPS}
+
+
 def _sides(rns_params, openfhe_params, paths, threads, *, seed: int, insecure: bool) -> tuple:
-    """({side: (backend, threads, calls)}, the OpenFHE context or None, why OpenFHE has no rows or None)."""
-    sides = {}
+    """({side: (backend, threads, synchronized calls)}, {GPU side: (engine, raw calls)}, the OpenFHE context or
+    None, why OpenFHE has no rows or None)."""
+    sides, gpu = {}, {}
     for path in paths:
-        calls = rns_calls(rns_params, path, seed)
+        eng, raw = rns_calls(rns_params, path, seed)
+        calls = {op: _synced(fn, eng.xp) for op, fn in raw.items()}
+        if path == "cupy":
+            gpu["rns-cupy"] = (eng, raw)
         if path == "numba":
             from hepkg.rns import cpu
             for t in threads:
@@ -323,7 +363,7 @@ def _sides(rns_params, openfhe_params, paths, threads, *, seed: int, insecure: b
         ctx, calls = openfhe_calls(openfhe_params, insecure, seed)
         for t in threads:
             sides[f"openfhe-{t}t"] = ("openfhe", t, _with_threads(calls, openfhe_threads, t))
-    return sides, ctx, missing
+    return sides, gpu, ctx, missing
 
 
 def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, insecure: bool = False,
@@ -340,22 +380,25 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
 
     rns_params = get_params(rns_params)
     threads = list(threads or default_threads())
-    sides, ctx, missing = _sides(rns_params, openfhe_params, paths or array_modules(), threads, seed=seed,
-                                 insecure=insecure)
+    sides, gpu, ctx, missing = _sides(rns_params, openfhe_params, paths or array_modules(), threads, seed=seed,
+                                      insecure=insecure)
     try:
         methods = {f"{side}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
                    for side, (_, _, calls) in sides.items() for fn in [calls.get(op)] if fn is not None}
         runs = interleaved(methods, reps=reps, progress=False)
+        extras = {side: gpu_extras(eng, raw, reps=reps) for side, (eng, raw) in gpu.items()}
     finally:
         if ctx is not None:
             ctx.close()
-    rows = [r for side, (backend, t, _) in sides.items() for r in _rows(runs, side, backend, t)]
+    rows = [r | extras.get(side, {}).get(r["op"], {}) for side, (backend, t, _) in sides.items()
+            for r in _rows(runs, side, backend, t)]
     if missing is not None:
         rows += [dict(op=op, backend="openfhe", note=missing) for op in OPS]
     else:
         rows += [dict(op="ntt", backend="openfhe", threads=t, note="not exposed by OpenFHE's python bindings")
                  for t in threads]
     out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
+    out["of_floor"] = 1e3 * out.median_ms / out.floor_us
     if ctx is not None and ctx.params.name not in he.PARAMS:
         out.loc[(out.backend == "openfhe") & out.note.isna(), "note"] = ctx.params.source
     return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64", "threads": "Int64"}))

@@ -14,6 +14,14 @@ from .fused import Fused
 from .ntt import NTT
 
 
+def digit_rows(nq: int, level: int, dnum: int) -> list[tuple]:
+    """The key-switching digits of Q (``nq`` primes) at ``level``: dnum groups of ceil(nq / dnum) consecutive
+    rows of the full Q, each cut to the rows the level still has (empty ones dropped)."""
+    alpha = -(-nq // dnum)
+    k = nq - level
+    return [tuple(range(s, min(s + alpha, k))) for s in range(0, k, alpha)]
+
+
 class Converter:
     """Basis conversion from basis B (rows ``src``) to basis D (rows ``dst``), coefficient form.
 
@@ -78,11 +86,7 @@ class Bases:
         return tuple(range(self.nq - level))
 
     def digits(self, level: int, dnum: int) -> list[tuple]:
-        """The key-switching digits of Q at ``level``: dnum groups of ceil((L+1)/dnum) consecutive
-        rows of the full Q, each cut to the rows the level still has (empty ones dropped)."""
-        alpha = -(-self.nq // dnum)
-        k = self.nq - level
-        return [tuple(range(s, min(s + alpha, k))) for s in range(0, k, alpha)]
+        return digit_rows(self.nq, level, dnum)
 
 
 def rescale(bases: Bases, c):

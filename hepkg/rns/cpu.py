@@ -27,10 +27,10 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-__all__ = ["launch", "elementwise", "grid", "set_threads", "threads", "NTT_BLOCK"]
+__all__ = ["launch", "elementwise", "grid", "set_threads", "threads"]
 
 #: the CUDA geometry the orchestration computes (ignored here, kept so one code path serves both)
-BLOCK, NTT_BLOCK = 256, 1024
+BLOCK = 256
 #: coefficients per parallel chunk of the coefficient-wise kernels
 CHUNK = 2048
 
@@ -116,12 +116,12 @@ def _ufuncs() -> dict:
 # inner loops free of index arithmetic (a butterfly in about 1 ns, against 2.6 ns with flat offsets).
 
 @njit(cache=True)
-def _fwd_row(x, w, ws, q):
-    """Forward NTT of one row in place: Harvey's butterflies, values in [0, 4q), canonical at the end."""
+def _fwd_stages(x, w, ws, q, first, last):
+    """Forward NTT stages first..last-1 of one row in place: Harvey's butterflies, values in [0, 4q), canonical
+    at the end."""
     n, q2 = x.size, q + q
-    m, t = 1, n
-    while m < n:
-        t >>= 1
+    for st in range(first, last):
+        m, t = 1 << st, n >> (st + 1)
         for i in range(m):
             wi, wsi = w[m + i], ws[m + i]
             a, b = x[2 * i * t:2 * i * t + t], x[2 * i * t + t:2 * i * t + 2 * t]
@@ -132,7 +132,6 @@ def _fwd_row(x, w, ws, q):
                 v = y * wi - mulhi(y, wsi) * q                   # [0, 2q)
                 a[j] = u + v                                      # [0, 4q)
                 b[j] = u - v + q2                                 # (0, 4q)
-        m <<= 1
     for j in range(n):
         y = x[j]
         y = y - q2 if y >= q2 else y
@@ -140,11 +139,11 @@ def _fwd_row(x, w, ws, q):
 
 
 @njit(cache=True)
-def _inv_row(x, w, ws, q, ninv, ninvs):
-    """Inverse NTT of one row in place, with the factor N^-1: values in [0, 2q), canonical at the end."""
+def _inv_stages(x, w, ws, q, first, last):
+    """Inverse NTT stages last-1 down to first of one row in place: values in [0, 2q) (not made canonical)."""
     n, q2 = x.size, q + q
-    m, t = n >> 1, 1
-    while m >= 1:
+    for st in range(last - 1, first - 1, -1):
+        m, t = 1 << st, n >> (st + 1)
         for i in range(m):
             wi, wsi = w[m + i], ws[m + i]
             a, b = x[2 * i * t:2 * i * t + t], x[2 * i * t + t:2 * i * t + 2 * t]
@@ -154,42 +153,63 @@ def _inv_row(x, w, ws, q, ninv, ninvs):
                 a[j] = s - q2 if s >= q2 else s
                 d = u - v + q2
                 b[j] = d * wi - mulhi(d, wsi) * q                 # [0, 2q)
-        m >>= 1
-        t <<= 1
-    for j in range(n):
-        x[j] = _shoup(x[j], ninv, ninvs, q)
 
 
 @njit(cache=True, parallel=True)
-def ntt_fwd(inp, out, kin, r0, kp, prime, w, ws, q, logn):
-    """Forward negacyclic NTT (Cooley-Tukey, bit-reversed output) of rows r0..r0+kp of every polynomial."""
+def ntt_fwd_cols(inp, out, src_row, dst_row, prime, w, ws, q, logn, log1):
+    """The forward NTT's strided stages (0..log N1 - 1) of the table's rows, src rows of inp into dst rows of out
+    (a whole row at a time: on the CPU a row fits the cache)."""
     n = 1 << logn
-    for row in prange(out.size // n):
-        s, rr = row // kp, row % kp
-        p, src = prime[rr], (s * kin + r0 + rr) * n
-        x = out[row * n:(row + 1) * n]
-        x[:] = inp[src:src + n]
-        _fwd_row(x, w[p * n:(p + 1) * n], ws[p * n:(p + 1) * n], q[p])
+    for j in prange(dst_row.size):
+        p = prime[j]
+        x = out[dst_row[j] * n:(dst_row[j] + 1) * n]
+        x[:] = inp[src_row[j] * n:(src_row[j] + 1) * n]
+        _fwd_stages(x, w[p * n:(p + 1) * n], ws[p * n:(p + 1) * n], q[p], 0, log1)
 
 
 @njit(cache=True, parallel=True)
-def ntt_inv(inp, out, kin, r0, kp, prime, iw, iws, q, logn, ninv, ninvs):
-    """Inverse NTT (Gentleman-Sande) with the factor N^-1, of rows r0..r0+kp of every polynomial."""
+def ntt_fwd_rows(x, dst_row, prime, w, ws, q, logn, log1):
+    """The forward NTT's contiguous stages (log N1..log N - 1) of the table's rows of x, in place."""
     n = 1 << logn
-    for row in prange(out.size // n):
-        s, rr = row // kp, row % kp
-        p, src = prime[rr], (s * kin + r0 + rr) * n
-        x = out[row * n:(row + 1) * n]
-        x[:] = inp[src:src + n]
-        _inv_row(x, iw[p * n:(p + 1) * n], iws[p * n:(p + 1) * n], q[p], ninv[p], ninvs[p])
+    for j in prange(dst_row.size):
+        p = prime[j]
+        _fwd_stages(x[dst_row[j] * n:(dst_row[j] + 1) * n], w[p * n:(p + 1) * n], ws[p * n:(p + 1) * n], q[p],
+                    log1, logn)
 
 
 @njit(cache=True, parallel=True)
-def convert(x, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ihs, isrc, copy_from, dst_q, hat, hats,
-            tot, tots):
+def ntt_inv_rows(inp, out, src_row, dst_row, prime, iw, iws, q, logn, log1):
+    """The inverse NTT's contiguous stages (log N - 1 down to log N1), src rows of inp into dst rows of out."""
+    n = 1 << logn
+    for j in prange(dst_row.size):
+        p = prime[j]
+        qq = q[p]
+        x = out[dst_row[j] * n:(dst_row[j] + 1) * n]
+        x[:] = inp[src_row[j] * n:(src_row[j] + 1) * n]
+        _inv_stages(x, iw[p * n:(p + 1) * n], iws[p * n:(p + 1) * n], qq, log1, logn)
+        for c in range(n):
+            x[c] = x[c] - qq if x[c] >= qq else x[c]
+
+
+@njit(cache=True, parallel=True)
+def ntt_inv_cols(x, dst_row, prime, iw, iws, q, logn, log1, ninv, ninvs):
+    """The inverse NTT's strided stages (log N1 - 1 down to 0) of the table's rows of x in place, times N^-1."""
+    n = 1 << logn
+    for j in prange(dst_row.size):
+        p = prime[j]
+        qq, a, b = q[p], ninv[p], ninvs[p]
+        row = x[dst_row[j] * n:(dst_row[j] + 1) * n]
+        _inv_stages(row, iw[p * n:(p + 1) * n], iws[p * n:(p + 1) * n], qq, 0, log1)
+        for c in range(n):
+            row[c] = _shoup(row[c], a, b, qq)
+
+
+@njit(cache=True, parallel=True)
+def convert(x, xn, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ihs, isrc, copy_from, dst_q, hat,
+            hats, tot, tots):
     """Fast basis conversion of several groups of rows at once (ModUp: every digit; ModDown: P -> Q), in chunks
     of coefficients: the digits y_i = x_i (B/b_i)^-1 and v = round(sum y_i / b_i) of a chunk, then each
-    destination row's sum_i y_i (B/b_i) - v B."""
+    destination row's sum_i y_i (B/b_i) - v B; a row of the group's own basis is copied from xn."""
     chunks = (n + CHUNK - 1) // CHUNK
     for job in prange(x.size // (kin * n) * groups * chunks):
         sg, c0 = job // chunks, (job % chunks) * CHUNK
@@ -212,7 +232,7 @@ def convert(x, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ihs, i
             dst = out[o + r * n:o + r * n + width]
             cf = copy_from[g * kout + r]
             if cf >= 0:
-                dst[:] = x[xs + cf * n:xs + cf * n + width]
+                dst[:] = xn[xs + cf * n:xs + cf * n + width]
                 continue
             qq = dst_q[r]
             dst[:] = 0
@@ -226,16 +246,27 @@ def convert(x, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ihs, i
                 dst[c] = _sub(dst[c], _shoup(v[c], a, b, qq), qq)
 
 
+@njit(cache=True)
+def _reduce128(hi, lo, q, mu, lsh, osh):
+    """x = hi 2^64 + lo mod q for x < 2^(2k+2) (k = bits of q): Barrett, the quotient at most 6 low."""
+    x1 = (hi << (np.uint64(64) - lsh)) | (lo >> lsh)
+    qh = (mulhi(x1, mu) << (np.uint64(64) - osh)) | ((x1 * mu) >> osh)
+    t = lo - qh * q
+    while t >= q:
+        t -= q
+    return t
+
+
 @njit(cache=True, parallel=True)
 def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh):
     """The key-switching inner product of the ModUp digits with a key's (b, a), optionally through an
-    automorphism of the digits (hoisted rotations)."""
+    automorphism of the digits (hoisted rotations): 128-bit sums, reduced every four products."""
     for r in prange(k):
         row = key_row[r]
         qq, m, ls, os_ = q[r], mu[r], lsh[r], osh[r]
         ob, oa = out[r * n:(r + 1) * n], out[(k + r) * n:(k + r + 1) * n]
-        ob[:] = 0
-        oa[:] = 0
+        bh, bl = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
+        ah, al = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
         e = np.empty(n, dtype=np.uint64)
         for j in range(d):
             src = ext[(j * k + r) * n:(j * k + r + 1) * n]
@@ -246,8 +277,22 @@ def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh
                 e[:] = src
             yb, ya = kb[(j * kr + row) * n:(j * kr + row + 1) * n], ka[(j * kr + row) * n:(j * kr + row + 1) * n]
             for c in range(n):
-                ob[c] = _add(ob[c], _barrett(e[c], yb[c], qq, m, ls, os_), qq)
-                oa[c] = _add(oa[c], _barrett(e[c], ya[c], qq, m, ls, os_), qq)
+                lo = e[c] * yb[c]
+                s = bl[c] + lo
+                bh[c] += mulhi(e[c], yb[c]) + np.uint64(s < lo)
+                bl[c] = s
+                lo = e[c] * ya[c]
+                s = al[c] + lo
+                ah[c] += mulhi(e[c], ya[c]) + np.uint64(s < lo)
+                al[c] = s
+            if j % 4 == 3 or j == d - 1:
+                for c in range(n):
+                    bl[c] = _reduce128(bh[c], bl[c], qq, m, ls, os_)
+                    al[c] = _reduce128(ah[c], al[c], qq, m, ls, os_)
+                bh[:] = 0
+                ah[:] = 0
+        ob[:] = bl
+        oa[:] = al
 
 
 @njit(cache=True, parallel=True)
@@ -296,7 +341,8 @@ def tensor(a, b, out, n, k, q, mu, lsh, osh):
             o2[c] = _barrett(a1[c], b1[c], qq, m, ls, os_)
 
 
-RAW = {"hepkg_rns_ntt_fwd": ntt_fwd, "hepkg_rns_ntt_inv": ntt_inv, "hepkg_rns_convert": convert,
+RAW = {"hepkg_rns_ntt_fwd_cols": ntt_fwd_cols, "hepkg_rns_ntt_fwd_rows": ntt_fwd_rows,
+       "hepkg_rns_ntt_inv_rows": ntt_inv_rows, "hepkg_rns_ntt_inv_cols": ntt_inv_cols, "hepkg_rns_convert": convert,
        "hepkg_rns_key_inner": key_inner, "hepkg_rns_finish": finish, "hepkg_rns_rescale_prep": rescale_prep,
        "hepkg_rns_tensor": tensor}
 _ELEMENTWISE: dict = {}

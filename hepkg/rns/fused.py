@@ -6,16 +6,18 @@ Their numpy counterparts (the reference, bit-identical) are ``basis.mod_up``, ``
 (basis-conversion tables, key-row maps, inverses of P and of the dropped primes) is built on the
 host once per context and level, uploaded once and cached in the Bases. Launches per call:
 
-- ``mod_up``: 3 (inverse NTT of the limbs, every digit's conversion, forward NTT of every extension);
-- ``switch_tail``: 5 (inner product, inverse NTT of the P limbs, conversion P -> Q, forward NTT,
+- ``mod_up``: 5 (inverse NTT of the limbs, every digit's conversion, forward NTT of every extension row but
+  the digit's own rows, which are copied in NTT form);
+- ``switch_tail``: 7 (inner product, inverse NTT of the P limbs, conversion P -> Q, forward NTT,
   the division by P with the addend of a relinearization or rotation);
-- ``rescale``: 4; ``tensor``: 1.
+- ``rescale``: 6; ``tensor``: 1. An NTT is two launches (:func:`hepkg.rns.ntt.launch_ntt`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .device import kernel_set
+from .ntt import launch_ntt
 
 
 def _shoup(w: int, q: int) -> int:
@@ -77,11 +79,18 @@ class Fused:
         return out
 
     def _modup_table(self, level: int, dnum: int) -> dict:
+        """The conversion tables of every digit (its own rows copied from the NTT form) and the row table of the
+        forward NTT of the other rows of every extension (int32 device arrays: rows, primes)."""
         b = self.b
 
         def make():
-            groups = [(rows, rows, {r: r for r in rows}) for rows in b.digits(level, dnum)]  # input: (k, N)
-            return self._conv_table(groups, b.q_rows(level) + b.p_rows)
+            digits, ext = b.digits(level, dnum), b.q_rows(level) + b.p_rows
+            t = self._conv_table([(rows, rows, {r: r for r in rows}) for rows in digits], ext)  # input: (k, N)
+            todo = [(j * len(ext) + i, row) for j, rows in enumerate(digits) for i, row in enumerate(ext)
+                    if row not in rows]
+            t["ntt_rows"] = self.xp.asarray(np.asarray([r for r, _ in todo], np.int32))
+            t["ntt_primes"] = self.xp.asarray(np.asarray([p for _, p in todo], np.int32))
+            return t
         return b._cached(("fused-modup", level, dnum), make)
 
     def _moddown_table(self, level: int) -> dict:
@@ -114,31 +123,34 @@ class Fused:
         return b._cached(("fused-rescale", k), make)
 
     # ------------------------------------------------------------------ launches
-    def _convert(self, x, t, groups: int, kout: int):
-        """The conversion kernel on x (S, kin, N): (S, groups, kout, N)."""
+    def _convert(self, x, t, groups: int, kout: int, xn=None):
+        """The conversion kernel on x (S, kin, N), the rows of a group's own basis copied from xn (x's shape;
+        default x itself): (S, groups, kout, N)."""
         s, kin, n = x.shape[0], x.shape[-2], self.n
         out = self.xp.empty((s, groups, kout, n), dtype=np.uint64)
         grid, block = self.kn.grid(n, s * groups)
         self.kn.launch("hepkg_rns_convert", grid, block,
-                  (x, out, np.int32(n), np.int32(kin), np.int32(groups), np.int32(kout), np.int32(t["a_max"]),
-                   t["nsrc"], t["src_row"], t["src_q"], t["ih"], t["ihs"], t["isrc"], t["copy_from"],
-                   t["dst_q"], t["hat"], t["hats"], t["tot"], t["tots"]))
+                       (x, x if xn is None else xn, out, np.int32(n), np.int32(kin), np.int32(groups), np.int32(kout),
+                        np.int32(t["a_max"]), t["nsrc"], t["src_row"], t["src_q"], t["ih"], t["ihs"], t["isrc"],
+                        t["copy_from"], t["dst_q"], t["hat"], t["hats"], t["tot"], t["tots"]))
         return out
 
     def mod_up(self, d, level: int, dnum: int):
-        """ModUp of the NTT-form (k, N) polynomial d: (digits, k + |P|, N), NTT form (3 launches). Each
-        digit's own rows are copied in coefficient form and transformed back: exactly d's rows."""
+        """ModUp of the NTT-form (k, N) polynomial d: (digits, k + |P|, N), NTT form (5 launches). Each digit's
+        own rows are d's, copied; the NTT transforms the others only."""
         b = self.b
         q_rows = b.q_rows(level)
-        ext_rows = q_rows + b.p_rows
-        digits = b.digits(level, dnum)
-        coeffs = b.ntt(q_rows).inverse(d[None])
-        raw = self._convert(coeffs, self._modup_table(level, dnum), len(digits), len(ext_rows))
-        return b.ntt(ext_rows).forward(raw[0])
+        t = self._modup_table(level, dnum)
+        if not d.flags.c_contiguous:
+            d = d.copy()
+        coeffs = b.ntt(q_rows).launch(d[None], inverse=True)
+        raw = self._convert(coeffs, t, len(b.digits(level, dnum)), len(q_rows) + len(b.p_rows), xn=d[None])[0]
+        launch_ntt(b._ntt_full, False, raw, raw, t["ntt_rows"], t["ntt_rows"], t["ntt_primes"])
+        return raw
 
     def switch_tail(self, ext, level: int, key, add=None, add_polys: int = 0, perm=None):
         """ModDown(sum_j ext_j * key_j) over Q_l, plus ``add`` (its first ``add_polys`` polynomials, through
-        the automorphism ``perm`` if given): (2, k, N) in 5 launches. ``perm`` also permutes ``ext``."""
+        the automorphism ``perm`` if given): (2, k, N) in 7 launches. ``perm`` also permutes ``ext``."""
         b, xp, n = self.b, self.xp, self.n
         q_rows = b.q_rows(level)
         k, ext_rows = len(q_rows), q_rows + b.p_rows
@@ -170,7 +182,7 @@ class Fused:
         return out
 
     def rescale(self, c):
-        """c (S, k, N) NTT form divided by its last prime, rounding: (S, k-1, N) in 4 launches."""
+        """c (S, k, N) NTT form divided by its last prime, rounding: (S, k-1, N) in 6 launches."""
         b, xp, n = self.b, self.xp, self.n
         if not c.flags.c_contiguous:
             c = c.copy()
