@@ -267,12 +267,21 @@ class CKKS:
         mid = add_mod(mul_mod(a0, b1, m), mul_mod(a1, b0, m), m.q, xp)
         return Ciphertext(xp.stack([mul_mod(a0, b0, m), mid, mul_mod(a1, b1, m)]), a.level, a.scale * b.scale)
 
-    def relinearize(self, a: Ciphertext) -> Ciphertext:
-        """A size-3 ciphertext back to size 2 with the relinearization key."""
+    def relinearize(self, a: Ciphertext, rescale: bool = False) -> Ciphertext:
+        """A size-3 ciphertext back to size 2 with the relinearization key; with ``rescale``, also divided by the
+        last prime in the same ModDown (the rescale folded in: one level down, scale / q; a size-2 ciphertext
+        is then rescaled alone)."""
         if a.size == 2:
-            return a
+            return self.rescale(a) if rescale else a
         if self.keys.relin is None:
             raise PermissionError("no relinearization key in this engine")
+        if rescale:
+            level = a.level + 1
+            self._rows(level)
+            q_last = self.params.q_primes[self.bases.nq - level]
+            data = switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2,
+                          rescale=True)
+            return Ciphertext(data, level, a.scale / q_last)
         return Ciphertext(switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2),
                           a.level, a.scale)
 

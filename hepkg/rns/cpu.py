@@ -258,9 +258,10 @@ def _reduce128(hi, lo, q, mu, lsh, osh):
 
 
 @njit(cache=True, parallel=True)
-def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh):
+def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh, add, add_polys, kq, pm):
     """The key-switching inner product of the ModUp digits with a key's (b, a), optionally through an
-    automorphism of the digits (hoisted rotations): 128-bit sums, reduced every four products."""
+    automorphism of the digits (hoisted rotations): 128-bit sums, reduced every four products; plus P times
+    the addend on the rows of Q (``add_polys``: a relinearization with its rescale folded in)."""
     for r in prange(k):
         row = key_row[r]
         qq, m, ls, os_ = q[r], mu[r], lsh[r], osh[r]
@@ -291,6 +292,11 @@ def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh
                     al[c] = _reduce128(ah[c], al[c], qq, m, ls, os_)
                 bh[:] = 0
                 ah[:] = 0
+        if add_polys and r < kq:
+            xb, xa, f = add[r * n:(r + 1) * n], add[(kq + r) * n:(kq + r + 1) * n], pm[r]
+            for c in range(n):
+                bl[c] = _add(bl[c], _barrett(xb[c], f, qq, m, ls, os_), qq)
+                al[c] = _add(al[c], _barrett(xa[c], f, qq, m, ls, os_), qq)
         ob[:] = bl
         oa[:] = al
 

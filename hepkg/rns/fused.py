@@ -9,7 +9,8 @@ host once per context and level, uploaded once and cached in the Bases. Launches
 - ``mod_up``: 5 (inverse NTT of the limbs, every digit's conversion, forward NTT of every extension row but
   the digit's own rows, which are copied in NTT form);
 - ``switch_tail``: 7 (inner product, inverse NTT of the P limbs, conversion P -> Q, forward NTT,
-  the division by P with the addend of a relinearization or rotation);
+  the division by P with the addend of a relinearization or rotation; a relinearization may fold its rescale
+  in: P times the addend in the inner product, then the division by P q_last);
 - ``rescale``: 6; ``tensor``: 1. An NTT is two launches (:func:`hepkg.rns.ntt.launch_ntt`).
 """
 from __future__ import annotations
@@ -93,20 +94,26 @@ class Fused:
             return t
         return b._cached(("fused-modup", level, dnum), make)
 
-    def _moddown_table(self, level: int) -> dict:
+    def _moddown_table(self, level: int, rescale: bool = False) -> dict:
+        """ModDown's tables at ``level``: the conversion of the dropped limbs (P; with ``rescale`` also q_last)
+        to the kept ones, the inverse of their product, the key's rows, and P mod each prime of Q (the
+        addend's factor when the rescale is folded in)."""
         b = self.b
 
         def make():
-            t = self._conv_table([(b.p_rows, range(len(b.p_rows)), {})], b.q_rows(level))  # input: P limbs
-            m = b.mod(b.q_rows(level))
-            p_prod = b.mod(b.p_rows).product()
-            inv = [pow(p_prod % q, -1, q) for q in m.primes]
+            q_rows = b.q_rows(level)
+            keep = q_rows[:-1] if rescale else q_rows
+            drop = q_rows[len(keep):] + b.p_rows
+            t = self._conv_table([(drop, range(len(drop)), {})], keep)  # input: the dropped limbs
+            m, mq = b.mod(keep), b.mod(q_rows)
+            divisor, p_prod = b.mod(drop).product(), b.mod(b.p_rows).product()
+            inv = [pow(divisor % q, -1, q) for q in m.primes]
             t.update(self._up(dict(inv=np.asarray(inv, np.uint64),
-                                   invs=np.asarray([_shoup(v, q) for v, q in zip(inv, m.primes)], np.uint64))))
-            k = len(m)
-            t["key_row"] = self.xp.asarray(np.asarray(list(range(k)) + list(b.p_rows), np.int32))
+                                   invs=np.asarray([_shoup(v, q) for v, q in zip(inv, m.primes)], np.uint64),
+                                   p_mod=np.asarray([p_prod % q for q in mq.primes], np.uint64))))
+            t["key_row"] = self.xp.asarray(np.asarray(list(q_rows) + list(b.p_rows), np.int32))
             return t
-        return b._cached(("fused-moddown", level), make)
+        return b._cached(("fused-moddown", level, rescale), make)
 
     def _rescale_table(self, k: int) -> dict:
         b = self.b
@@ -148,32 +155,39 @@ class Fused:
         launch_ntt(b._ntt_full, False, raw, raw, t["ntt_rows"], t["ntt_rows"], t["ntt_primes"])
         return raw
 
-    def switch_tail(self, ext, level: int, key, add=None, add_polys: int = 0, perm=None):
+    def switch_tail(self, ext, level: int, key, add=None, add_polys: int = 0, perm=None, rescale: bool = False):
         """ModDown(sum_j ext_j * key_j) over Q_l, plus ``add`` (its first ``add_polys`` polynomials, through
-        the automorphism ``perm`` if given): (2, k, N) in 7 launches. ``perm`` also permutes ``ext``."""
+        the automorphism ``perm`` if given): (2, k, N) in 7 launches. ``perm`` also permutes ``ext``. With
+        ``rescale`` (a relinearization), (P add + sum_j ext_j key_j) divided by P q_last: (2, k - 1, N), the
+        rescale folded into ModDown, also 7 launches."""
         b, xp, n = self.b, self.xp, self.n
         q_rows = b.q_rows(level)
         k, ext_rows = len(q_rows), q_rows + b.p_rows
         kk, d = len(ext_rows), ext.shape[0]
-        t = self._moddown_table(level)
+        t = self._moddown_table(level, rescale)
         m = b.mod(ext_rows)
         use_perm = np.int32(perm is not None)
         perm = self._dummy_perm if perm is None else perm
+        if add is not None and not add.flags.c_contiguous:
+            add = add.copy()
+        inner_add = add if rescale else self._dummy_u64
         ip = xp.empty((2, kk, n), dtype=np.uint64)
         grid, block = self.kn.grid(n, kk)
         self.kn.launch("hepkg_rns_key_inner", grid, block,
-                  (ext, key.b, key.a, ip, perm, use_perm, np.int32(n), np.int32(d), np.int32(kk),
-                   np.int32(key.b.shape[1]), t["key_row"], m.q, m.mu, m.lo_shift, m.out_lo))
-        coeffs = b.ntt(b.p_rows).launch(ip, inverse=True, r0=k)
-        conv = self._convert(coeffs, t, 1, k)
-        conv = b.ntt(q_rows).forward(conv.reshape(2, k, n))
-        return self._finish(ip, conv, t, add, add_polys, perm, use_perm, b.mod(q_rows).q)
+                       (ext, key.b, key.a, ip, perm, use_perm, np.int32(n), np.int32(d), np.int32(kk),
+                        np.int32(key.b.shape[1]), t["key_row"], m.q, m.mu, m.lo_shift, m.out_lo, inner_add,
+                        np.int32(2 if rescale else 0), np.int32(k), t["p_mod"]))
+        keep = k - 1 if rescale else k
+        coeffs = b.ntt(ext_rows[keep:]).launch(ip, inverse=True, r0=keep)
+        conv = self._convert(coeffs, t, 1, keep)
+        conv = b.ntt(q_rows[:keep]).forward(conv.reshape(2, keep, n))
+        if rescale:
+            add, add_polys = None, 0
+        return self._finish(ip, conv, t, add, add_polys, perm, use_perm, b.mod(q_rows[:keep]).q)
 
     def _finish(self, c, t, tab, add, add_polys, perm, use_perm, q):
         s, k, n = t.shape[0], t.shape[-2], self.n
         out = self.xp.empty((s, k, n), dtype=np.uint64)
-        if add is not None and not add.flags.c_contiguous:
-            add = add.copy()
         grid, block = self.kn.grid(n, s * k)
         self.kn.launch("hepkg_rns_finish", grid, block,
                   (c, t, out, self._dummy_u64 if add is None else add, perm, use_perm, np.int32(n),

@@ -13,7 +13,8 @@ Element-wise kernels (CuPy ``ElementwiseKernel``, broadcasting): ``mul_mod``, ``
   rows of a group's own basis copied from a second input (ModUp: the NTT form, so they are not transformed
   again);
 - ``key_inner``: the key-switching inner product of the ModUp digits with a key's (b, a), accumulated in
-  128 bits and reduced every four products, optionally through an automorphism (hoisted rotations);
+  128 bits and reduced every four products, optionally through an automorphism (hoisted rotations), plus
+  P times an addend on the rows of Q (a relinearization with its rescale folded into ModDown);
 - ``finish``: (c - t) * P^-1 (ModDown's and rescale's last step), plus an optional addend (permuted);
 - ``rescale_prep``: the rounded top limb of a rescale carried to every other limb;
 - ``tensor``: the three products of a ciphertext multiplication.
@@ -222,7 +223,8 @@ extern "C" __global__ void hepkg_rns_convert(const u64* x, const u64* xn, u64* o
     "hepkg_rns_key_inner": r"""
 extern "C" __global__ void hepkg_rns_key_inner(const u64* ext, const u64* kb, const u64* ka, u64* out,
     const long long* perm, int use_perm, int n, int D, int K, int KR, const int* key_row,
-    const u64* q, const u64* mu, const u64* lsh, const u64* osh) {
+    const u64* q, const u64* mu, const u64* lsh, const u64* osh, const u64* add, int add_polys, int KQ,
+    const u64* pm) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   int r = blockIdx.y, kr = key_row[r];
@@ -239,8 +241,13 @@ extern "C" __global__ void hepkg_rns_key_inner(const u64* ext, const u64* kb, co
     ah += __umul64hi(e, ya) + (al < lo);
     if ((j & 3) == 3) { bl = reduce128(bh, bl, Q, M, L, O); al = reduce128(ah, al, Q, M, L, O); bh = ah = 0; }
   }
-  out[(size_t)r * n + c] = reduce128(bh, bl, Q, M, L, O);
-  out[((size_t)K + r) * n + c] = reduce128(ah, al, Q, M, L, O);
+  u64 rb = reduce128(bh, bl, Q, M, L, O), ra = reduce128(ah, al, Q, M, L, O);
+  if (add_polys && r < KQ) {                      // P times the addend on the rows of Q (a rescale folded in)
+    rb = add_mod(rb, mul_mod(add[(size_t)r * n + c], pm[r], Q, M, L, O), Q);
+    ra = add_mod(ra, mul_mod(add[((size_t)KQ + r) * n + c], pm[r], Q, M, L, O), Q);
+  }
+  out[(size_t)r * n + c] = rb;
+  out[((size_t)K + r) * n + c] = ra;
 }
 """,
     "hepkg_rns_finish": r"""

@@ -78,8 +78,9 @@ def _convert_twin(grid, block, x, xn, out, n, kin, groups, kout, a_max, nsrc, sr
             o[:, g, r] = _sub(acc, _mul_shoup_xp(v, tot[j], tots[j], dst_q[r], np), dst_q[r])
 
 
-def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh):
-    n, d, k, kr = int(n), int(d), int(k), int(kr)
+def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh, add,
+                    add_polys, kq, pm):
+    n, d, k, kr, kq = int(n), int(d), int(k), int(kr), int(kq)
     _check_grid("key_inner", grid, block, n, k)
     e = ext.reshape(-1, k, n)[:d]
     if use_perm:
@@ -92,6 +93,9 @@ def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, 
         acc = _mul_mod_xp(e[0], y[0], m)
         for j in range(1, d):
             acc = _add(acc, _mul_mod_xp(e[j], y[j], m), m.q)
+        if int(add_polys):
+            mq = _barrett(*(v.reshape(-1, 1)[:kq] for v in (q, mu, lsh, osh)))
+            acc[:kq] = _add(acc[:kq], _mul_mod_xp(add.reshape(-1, kq, n)[t], pm.reshape(-1, 1)[:kq], mq), mq.q)
         o[t] = acc
 
 
