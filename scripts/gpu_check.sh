@@ -33,7 +33,7 @@ step 02_test_rns_cupy "${T_RNS:-130}" env HEPKG_RNS_XP=cupy HEPKG_TEST_CKKS=ckks
     $PY -m pytest -p no:cacheprovider -p no:benchmark -n 8 --dist load -m "not full and not slow" -q -rs \
     tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py
 step 03_bench_rns_cupy "${T_BENCH:-90}" env HEPKG_ARTIFACTS="$OUT/art" \
-    $PY -m hepkg.bench.rns_ops --xp cupy --save --tag gpu
+    $PY -m hepkg.bench.rns_ops --paths cupy --save --tag gpu
 # the device pipelines at ckks-32768-d9, l 512, kappa 8, 3 rounds: BSGS-GPU-TBS/TBE at K 2^10, then 2^16, then
 # HyDia-GPU-DG at 2^10 (its 516 keys are made on the host first); the rows of each call saved as it ends
 step 04_pipelines "${T_PIPELINES:-400}" env HEPKG_RNS_XP=cupy $PY -c "
