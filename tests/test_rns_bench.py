@@ -129,6 +129,8 @@ def test_floor_model_counts_bytes_and_multiplies():
     assert work["rotate"][0] == 8 * n * (40 + 2 * 3 * 14 + 4 * 14)
     assert work["hoist_step"][0] == 8 * n * (3 * 14 + 2 * 3 * 14 + 20)
     assert work["mul_relin_rescale"][1] > work["rotate"][1] > work["hoist_step"][1] > work["ntt"][1]
+    assert work["baby_steps"][0] == 8 * n * (20 + 4 * 14) + 22 * work["hoist_step"][0]
+    assert work["rotate"][1] + 21 * work["hoist_step"][1] == pytest.approx(work["baby_steps"][1])
     floors = rns_floor.floor_us(p, peaks)
     for op, f in floors.items():
         assert f["floor_us"] == max(f["memory_us"], f["compute_us"]) > 0, op

@@ -10,7 +10,8 @@ two polynomials), every array read once and written once, nothing else (intermed
 - ``hoist_step`` (each further step of a hoisted rotation): the ModUp digits D(k + p) limbs in, the key, the
   rotated ciphertext out;
 - ``mul_relin_rescale``: two ciphertexts in, the rescaled one out (2(k - 1) limbs), the relinearization key
-  and the tables.
+  and the tables;
+- ``baby_steps``: a hoisted rotation by ``steps`` steps: one ModUp, then each step.
 
 Integer work, in 32-bit multiply-adds (a 64 x 64 -> 128-bit product: 4, its low word alone: 3): a Shoup
 product 10 (butterflies, conversions, the division by P), a Barrett product 17 (the tensor product), a term of
@@ -60,16 +61,19 @@ def _inner(s) -> float:
     return 2 * (s["k"] + s["p"]) * s["n"] * (TERM * d + REDUCE * math.ceil(d / 4))
 
 
-def work(params) -> dict:
-    """{op: (bytes, 32-bit multiply-adds)} at level 0 of the rns set ``params``."""
+def work(params, steps: int = 22) -> dict:
+    """{op: (bytes, 32-bit multiply-adds)} at level 0 of the rns set ``params`` (``steps``: the hoisted
+    rotation's steps of ``baby_steps``)."""
     s = _shape(params)
     n, k, p, d = s["n"], s["k"], s["p"], len(s["digits"])
     word, key, tables = 8 * n, 2 * d * (k + p), 4 * (k + p)
     rescale = _ntt(2, n) + _ntt(2 * (k - 1), n) + 2 * (k - 1) * n * (SHOUP + BARRETT)
+    step = (word * (d * (k + p) + key + 2 * k), _inner(s) + _mod_down(s))
     return {
         "ntt": (word * 6 * k, _ntt(2 * k, n)),
         "rotate": (word * (4 * k + key + tables), _mod_up(s) + _inner(s) + _mod_down(s)),
-        "hoist_step": (word * (d * (k + p) + key + 2 * k), _inner(s) + _mod_down(s)),
+        "hoist_step": step,
+        "baby_steps": (word * (2 * k + tables) + steps * step[0], _mod_up(s) + steps * step[1]),
         "mul_relin_rescale": (word * (4 * k + 2 * (k - 1) + key + tables),
                               4 * k * n * BARRETT + _mod_up(s) + _inner(s) + _mod_down(s) + rescale),
     }
@@ -82,10 +86,10 @@ def device_peaks(props: dict) -> dict:
                 imads=props["multiProcessorCount"] * props["clockRate"] * 1e3 * IMAD_PER_CLOCK_SM)
 
 
-def floor_us(params, peaks: dict) -> dict:
+def floor_us(params, peaks: dict, steps: int = 22) -> dict:
     """{op: dict(bytes, imads, memory_us, compute_us, floor_us)}: the larger of the two times is the floor."""
     out = {}
-    for op, (nbytes, imads) in work(params).items():
+    for op, (nbytes, imads) in work(params, steps).items():
         mem, comp = 1e6 * nbytes / peaks["bandwidth"], 1e6 * imads / peaks["imads"]
         out[op] = dict(bytes=nbytes, imads=imads, memory_us=mem, compute_us=comp, floor_us=max(mem, comp))
     return out
