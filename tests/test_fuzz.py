@@ -4,8 +4,9 @@ Each mutated input must either parse (a mutation inside coefficient data is a va
 ciphertext or key of something else) or raise CorruptedData / ContextMismatch, and the
 interpreter must survive: OpenFHE's parsers crash on some inputs, which the forked guard
 turns into CorruptedData. Two attackers: an outsider alters the authenticated bytes (every
-attempt must fail the MAC or checksum), and an insider, a session member, re-tags altered
-payloads with the session key (or re-checksums a context) so that they reach the library.
+attempt must fail the MAC or the pinned fingerprint), and an insider, a session member, re-tags
+altered payloads with the session key (or a context's maker publishes the fingerprint of an
+altered context) so that they reach the library.
 The smoke run is part of ``make test``; ``slow`` runs HEPKG_FUZZ_TRIALS (default 1000) per target.
 """
 import os
@@ -15,7 +16,7 @@ import pytest
 
 import hepkg.he as he
 from hepkg.he import envelope
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 TRIALS = int(os.environ.get("HEPKG_FUZZ_TRIALS", "1000"))
@@ -82,10 +83,10 @@ def fuzz_contexts(backend: str, trials: int, seed: int = 2) -> None:
     rng = random.Random(seed)
     good = envelope.pack("context", meta, payload)
     for _ in range(trials):
-        with pytest.raises(REJECTED):
-            he.load_context(mutate(good, rng))
-        try:
-            he.load_context(envelope.pack("context", meta, mutate(payload, rng)))
+        with pytest.raises(REJECTED):  # outsider: the pinned fingerprint holds
+            he.load_context(mutate(good, rng), fingerprint=he.fingerprint(good))
+        try:  # the context's maker, publishing the fingerprint of what it altered
+            received(envelope.pack("context", meta, mutate(payload, rng)))
         except REJECTED:
             pass
 
@@ -99,7 +100,7 @@ def fuzz_keys(backend: str, trials: int, seed: int = 3) -> None:
         altered = list(parts)
         altered[which] = mutate(parts[which], rng)
         try:
-            he.load_context(envelope.pack("context", meta, envelope.frame(altered)))
+            received(envelope.pack("context", meta, envelope.frame(altered)))
         except REJECTED:
             pass
 

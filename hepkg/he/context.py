@@ -27,6 +27,7 @@ from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhaust
 from .guard import probe
 from .keys import RotationKeys, as_step
 from .params import BuiltModulus, ParamSet, get_params
+from .registry import CLEARTEXT, load_context, recorded_insecure
 
 #: every (backend, parameter set, insecure, built modulus) this process has built: see built_params()
 _BUILT: dict[tuple, dict] = {}
@@ -142,7 +143,7 @@ class Context(ABC):
             raise SchemeError(f"backend '{self.backend}' does not support {self.params.scheme.upper()} "
                               f"(supports {', '.join(s.upper() for s in self.schemes)})")
         self.params.require_secure(insecure)
-        self.insecure = bool(insecure)
+        self.insecure = recorded_insecure(self.backend, insecure)  # True on sim, whatever the parameters
         self.scheme = self.params.scheme
         self.slots = self.params.slots
         self.period = self.params.n // 2  # rotation period: a BFV row, or all CKKS slots
@@ -166,10 +167,10 @@ class Context(ABC):
             self.__has_secret = False
             self._from_payload(_payload)
         self.built = BuiltModulus(**self._modulus())
-        self._check_built(_meta)
+        self._check_built(_meta, bool(insecure))
         _BUILT[(self.backend, self.params.name, self.insecure, self.built)] = dict(
             backend=self.backend, params=self.params.name, insecure=self.insecure, declared_log_pq=self.params.log_pq,
-            declared_security=self.params.security, **self.built.as_dict())
+            declared_security=self.params.security, **self.built.as_dict() | dict(security=self.security))
 
     def _from_payload(self, payload: bytes) -> None:
         """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData (a library's
@@ -186,8 +187,9 @@ class Context(ABC):
             raise CorruptedData(f"{self.backend} could not load the public context: "
                                 f"{type(exc).__name__}: {exc}") from exc
 
-    def _check_built(self, meta: dict | None) -> None:
-        """What the library built must be what was asked for (and what the sender built), and secure."""
+    def _check_built(self, meta: dict | None, insecure: bool) -> None:
+        """What the library built must be what was asked for (and what the sender built), and secure (its modulus,
+        on sim too, unless ``insecure``)."""
         built, p = self.built, self.params
         if built.n != p.n:
             self.close()
@@ -197,7 +199,7 @@ class Context(ABC):
             self.close()
             raise CorruptedData(f"the context's metadata records moduli {meta['built']} but the payload builds "
                                 f"q_bits={list(built.q_bits)}, p_bits={list(built.p_bits)}")
-        if built.security < 128 and not self.insecure:
+        if built.security < 128 and not insecure:
             self.close()
             raise InsecureParameters(
                 f"{self.backend} built {p.name} with log PQ = {built.log_pq} (Q {built.log_q} bits, P "
@@ -232,6 +234,12 @@ class Context(ABC):
         self.close()
 
     # ------------------------------------------------------------------ properties
+    @property
+    def security(self) -> float:
+        """Bits of security this context gives: its built modulus's (:attr:`built`), 0 on a backend that encrypts
+        nothing (sim)."""
+        return 0.0 if self.backend in CLEARTEXT else self.built.security
+
     @property
     def is_integer(self) -> bool:
         return self.scheme in ("bfv", "bgv")
@@ -796,7 +804,9 @@ class Context(ABC):
         """The public part: parameters, public key, evaluation keys, the built moduli and the session
         key the parties authenticate their messages with (never the secret key). Send it to the
         session's parties only. ``evaluation_keys=False`` leaves out the relinearization and
-        rotation keys: what a party that only encrypts needs (it then cannot multiply or rotate)."""
+        rotation keys: what a party that only encrypts needs (it then cannot multiply or rotate).
+        Publish ``hk.he.fingerprint(data)`` of what you send over an authenticated channel: the receiving
+        party pins it (:func:`hepkg.he.load_context`)."""
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
@@ -806,9 +816,9 @@ class Context(ABC):
         return envelope.pack("context", meta, self._public_payload(bool(evaluation_keys)))
 
     def public(self) -> "Context":
-        """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`."""
-        from .registry import load_context
-        return load_context(self.to_bytes(), guard=False)
+        """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`, in this process."""
+        data = self.to_bytes()
+        return load_context(data, fingerprint=envelope.fingerprint(data), backend=self.backend, guard=False)
 
     @property
     def session_key(self) -> bytes:

@@ -161,8 +161,10 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
         ctx = he.context(backend, params, rotations=sorted({r[1] for r in runs}), policy=policy, insecure=insecure)
     with clock("key_transfer"):
         public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
-        cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
-        client_b = he.require_public(he.load_context(b_keys), "Client B")
+        cloud = he.require_public(he.load_context(public, fingerprint=he.fingerprint(public), backend=backend),
+                                  "the diagonal method's cloud")
+        client_b = he.require_public(he.load_context(b_keys, fingerprint=he.fingerprint(b_keys), backend=backend),
+                                     "Client B")
     with clock("client_b"):
         vq = encode_vector(v, params, enc, bound)
         v_msgs = [channel.send("b_to_cloud", client_b.encrypt(_vector_block(vq, j, size, wrap))) for j in range(n_cb)]

@@ -80,9 +80,12 @@ def cssc_drop(params, backend: str, plan: ChunkPlan) -> int:
     return affordable_drop(params, backend, ct_products=1, pt_products=1, summands=plan.c_max)
 
 
-def _loaded(context):
-    """A context received as bytes, loaded (a context object passes through)."""
-    return context if isinstance(context, he.Context) else he.load_context(context)
+def _loaded(context, fingerprint: str | None, backend: str | None):
+    """A context received as bytes, loaded against the fingerprint Client A published (``backend``: the one
+    expected; 'sim' must be named); a context object passes through."""
+    if isinstance(context, he.Context):
+        return context
+    return he.load_context(context, fingerprint=fingerprint, backend=backend)
 
 
 class ClientA:
@@ -125,11 +128,12 @@ class ClientA:
         return ctx
 
     def public_context(self) -> bytes:
-        """Public and evaluation keys (to the cloud)."""
+        """Public and evaluation keys (to the cloud, with their :func:`hepkg.he.fingerprint` over an authenticated
+        channel)."""
         return self.ctx.to_bytes()
 
     def encryption_context(self) -> bytes:
-        """The public key alone (to Client B, who only encrypts)."""
+        """The public key alone (to Client B, who only encrypts; its fingerprint as :meth:`public_context`'s)."""
         return self.ctx.to_bytes(evaluation_keys=False)
 
     def column_index_message(self) -> bytes:
@@ -160,9 +164,12 @@ class ClientB:
     """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it, after
     checking it against the public :attr:`vector_bound`, which it derives itself."""
 
-    def __init__(self, vector, context, column_index: bytes):
-        """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded)."""
-        self.ctx = he.require_public(_loaded(context), "Client B")
+    def __init__(self, vector, context, column_index: bytes, *, fingerprint: str | None = None,
+                 backend: str | None = None):
+        """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded); for bytes,
+        ``fingerprint``: the :func:`hepkg.he.fingerprint` Client A published, ``backend``: the backend B agreed to
+        (a sim context, which sends B's vector in the clear, is refused unless ``backend='sim'``)."""
+        self.ctx = he.require_public(_loaded(context, fingerprint, backend), "Client B")
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
         self.drop_primes = check_drop(meta.get("drop_primes", 0), self.ctx.params, self.ctx.backend)
@@ -181,9 +188,10 @@ class ClientB:
 class Cloud:
     """Evaluation only: built from the public context bytes, it holds no secret key."""
 
-    def __init__(self, context):
-        """``context``: Client A's :meth:`ClientA.public_context` (bytes, or already loaded)."""
-        self.ctx = he.require_public(_loaded(context), "the spmv cloud")
+    def __init__(self, context, *, fingerprint: str | None = None, backend: str | None = None):
+        """``context``: Client A's :meth:`ClientA.public_context` (bytes, or already loaded; ``fingerprint`` and
+        ``backend`` as for :class:`ClientB`)."""
+        self.ctx = he.require_public(_loaded(context, fingerprint, backend), "the spmv cloud")
 
     def evaluate(self, matrix: bytes, vector: bytes) -> bytes:
         """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block.
@@ -229,10 +237,11 @@ def run_cssc(matrix, vector, *, backend: str = "pyfhel", params="bfv-8192-spmv",
     with clock("key_transfer"):
         ticks = [time.perf_counter()]
         cloud_keys, b_keys = a.public_context(), a.encryption_context()
+        pins = he.fingerprint(cloud_keys), he.fingerprint(b_keys)  # A publishes them (an authenticated channel)
         ticks.append(time.perf_counter())
-        cloud = Cloud(cloud_keys)
+        cloud = Cloud(cloud_keys, fingerprint=pins[0], backend=backend)
         ticks.append(time.perf_counter())
-        b_ctx = he.load_context(b_keys)
+        b_ctx = he.load_context(b_keys, fingerprint=pins[1], backend=backend)
         ticks.append(time.perf_counter())
     with clock("client_a"):
         ci_msg, a_msg = a.column_index_message(), a.matrix_message()

@@ -90,7 +90,8 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
         ctx = he.context(backend, params, rotations=rotation_steps_for_sum(period), policy=policy, insecure=insecure)
     with clock("key_transfer"):
         public = ctx.to_bytes()
-        server = he.require_public(he.load_context(public), "the row-wise server")
+        server = he.require_public(he.load_context(public, fingerprint=he.fingerprint(public), backend=backend),
+                                   "the row-wise server")
     with clock("client_b"):
         vq = encode_vector(v, params, enc, bound)
         v_msgs = [channel.send("b_to_cloud", ctx.encrypt(vq[j * period:(j + 1) * period])) for j in range(n_cb)]

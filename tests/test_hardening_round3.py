@@ -1,0 +1,149 @@
+"""Regression tests for the third hardening round (issue 59): one test (or more) per defect, named after its
+item; each failed before its fix. See docs/hardening.md."""
+import random
+import sys
+
+import numpy as np
+import pytest
+
+import hepkg.he as he
+from hepkg.he import envelope
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
+
+REAL = sorted((set(BFV_BACKENDS) | set(CKKS_BACKENDS)) - {"sim"})
+needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
+
+
+def params_of(backend: str):
+    return BFV if backend in BFV_BACKENDS else CKKS
+
+
+def relabelled_sim(data: bytes) -> bytes:
+    """The issue's forgery of a public context: backend 'sim', an empty payload, the moduli sim builds, the
+    checksum recomputed (which anyone on the path can do)."""
+    meta, _ = envelope.unpack(data, "context")
+    params = he.get_params(meta["params"]["name"])
+    meta = {k: v for k, v in meta.items() if k != "kind"} | dict(
+        backend="sim", built=dict(q_bits=list(params.qi_bits[:-1]),
+                                  p_bits=list(params.qi_bits[-1:]) + ([params.special_bits] if params.special_bits
+                                                                     else [])))
+    return envelope.pack("context", meta, b"")
+
+
+# ------------------------------------------------------------------ 1. a context nobody can relabel
+@pytest.mark.parametrize("backend", REAL)
+def test_1_a_context_relabelled_sim_does_not_load(backend):
+    """It loaded without error or warning: Client B then sent its vector in the clear, and the face-search
+    Enroller wrote the database in the clear to the server's disk."""
+    sent = he.context(backend, params_of(backend), rotations=[1]).to_bytes(evaluation_keys=False)
+    forged = relabelled_sim(sent)
+    with pytest.raises(he.HEError):
+        he.load_context(forged)  # no fingerprint pinned: refused whatever the bytes
+    with pytest.raises(he.CorruptedData, match="not the one its maker published"):
+        he.load_context(forged, fingerprint=he.fingerprint(sent))
+    with pytest.raises(he.ContextMismatch, match="encrypts nothing"):  # even where its maker vouches for it
+        he.load_context(forged, fingerprint=he.fingerprint(forged))
+    with pytest.raises(he.ContextMismatch, match="encrypts nothing"):
+        he.load_context(forged, fingerprint=he.fingerprint(forged), backend=backend)
+    with pytest.raises(he.ContextMismatch, match=f"expected a sim context, got a {backend} one"):
+        received(sent, backend="sim")
+    assert received(sent, backend=backend).backend == backend
+
+
+def test_1_client_b_refuses_a_relabelled_or_unnamed_sim_context():
+    from hepkg.spmv import ClientA, ClientB
+
+    backend = "openfhe" if "openfhe" in REAL else REAL[0]
+    a = ClientA(np.eye(4, dtype=np.int64), backend=backend, params=BFV)  # the issue's ClientA defaults otherwise
+    sent = a.encryption_context()
+    forged = relabelled_sim(sent)
+    with pytest.raises(he.UnauthenticatedContext):
+        ClientB(np.arange(4), forged, a.column_index_message())
+    with pytest.raises(he.CorruptedData, match="not the one its maker published"):
+        ClientB(np.arange(4), forged, a.column_index_message(), fingerprint=he.fingerprint(sent))
+    b = ClientB(np.arange(4), sent, a.column_index_message(), fingerprint=he.fingerprint(sent))
+    assert b.ctx.backend == backend
+    with pytest.warns(he.errors.NoPrivacyWarning):
+        plain = ClientA(np.eye(4, dtype=np.int64), backend="sim", params=BFV)
+    data = plain.encryption_context()
+    with pytest.raises(he.ContextMismatch, match="encrypts nothing"):  # B never agreed to send in the clear
+        ClientB(np.arange(4), data, plain.column_index_message(), fingerprint=he.fingerprint(data))
+    assert ClientB(np.arange(4), data, plain.column_index_message(), fingerprint=he.fingerprint(data),
+                   backend="sim").ctx.backend == "sim"
+
+
+@needs_openfhe
+def test_1_a_changed_context_is_refused_before_anything_is_encrypted():
+    """8 of 80 random one-byte changes to an OpenFHE context (checksum recomputed) loaded and encrypted to wrong
+    results; against the fingerprint its maker published, every one is refused before it is parsed."""
+    ctx = he.context("openfhe", "toy-bfv-1024", insecure=True, rotations=[1])
+    sent = ctx.to_bytes()
+    pin = he.fingerprint(sent)
+    meta, payload = envelope.unpack(sent, "context")
+    meta.pop("kind")
+    rng = random.Random(59)
+    for _ in range(80):
+        changed = bytearray(payload)
+        changed[rng.randrange(len(changed))] ^= rng.randrange(1, 256)
+        with pytest.raises(he.CorruptedData, match="not the one its maker published"):
+            he.load_context(envelope.pack("context", meta, bytes(changed)), fingerprint=pin)
+    with pytest.raises(he.UnauthenticatedContext, match="fingerprint its maker published"):
+        he.load_context(sent)
+    with pytest.raises(TypeError, match="64 hex digits"):
+        he.load_context(sent, fingerprint=pin[:16])
+    pub = he.load_context(sent, fingerprint=pin.upper())
+    assert ctx.decrypt(ctx.deserialize(pub.serialize(pub.rotate(pub.encrypt([1, 2, 3]), 1))), 2).tolist() == [2, 3]
+
+
+def test_1_public_and_the_spmv_protocol_pin_their_contexts(monkeypatch):
+    """ctx.public() and run_cssc load every context against the fingerprint of what its maker sent."""
+    calls = []
+    load = he.load_context
+
+    def spy(data, **kw):
+        calls.append((he.fingerprint(data), kw.get("fingerprint"), kw.get("backend")))
+        return load(data, **kw)
+
+    monkeypatch.setattr(he, "load_context", spy)
+    monkeypatch.setattr(sys.modules["hepkg.he.context"], "load_context", spy)
+    from hepkg.spmv import run_cssc
+
+    with pytest.warns(he.errors.NoPrivacyWarning):
+        res = run_cssc(np.eye(3, dtype=np.int64), np.arange(3), backend="sim", params=BFV)
+    assert np.array_equal(res.y, np.arange(3))
+    he.context("sim", BFV).public()
+    assert len(calls) == 3 and all(got == pinned and backend == "sim" for got, pinned, backend in calls)
+
+
+# ------------------------------------------------------------------ 11. sim says it is insecure
+def test_11_sim_records_that_it_encrypts_nothing():
+    """A sim context and its bytes recorded insecure=False, and he.built_table reported 128-bit security for sim."""
+    ctx = he.context("sim", BFV)
+    assert ctx.insecure is True and ctx.security == 0.0
+    assert envelope.unpack(ctx.to_bytes(), "context")[0]["insecure"] is True
+    assert ctx.public().insecure is True
+    table = he.built_table(names=[BFV.name])
+    sim = table.query("backend == 'sim'").iloc[0]
+    assert sim.built_security == 0.0 and sim.status == "cleartext (encrypts nothing)"
+    real = table.query("backend != 'sim'")
+    assert (real.status == "built").all() and (real.built_security >= 128).all()
+    with pytest.raises(he.InsecureParameters):  # sim still refuses a modulus below 128 bits unless told
+        he.context("sim", "toy-bfv-1024")
+
+
+# ------------------------------------------------------------------ 12. a truncated .npz matrix
+@pytest.mark.parametrize("damage", ["truncated", "no matrix inside"])
+def test_12_a_damaged_npz_matrix_names_itself(tmp_path, damage):
+    """A truncated .npz raised a bare BadZipFile without the path."""
+    import scipy.sparse as sp
+
+    from hepkg.datasets import CorruptMatrixFile, read_matrix
+
+    path = tmp_path / "m.npz"
+    if damage == "truncated":
+        sp.save_npz(path, sp.random(40, 40, 0.1, format="csr", random_state=1))
+        path.write_bytes(path.read_bytes()[:-40])
+    else:
+        np.savez(path, x=np.arange(3))
+    with pytest.raises(CorruptMatrixFile, match=f"{path} does not parse as a matrix"):
+        read_matrix(path)
