@@ -1,7 +1,9 @@
 """Regression tests for the third hardening round (issue 59): one test (or more) per defect, named after its
 item; each failed before its fix. See docs/hardening.md."""
 import random
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -147,3 +149,53 @@ def test_12_a_damaged_npz_matrix_names_itself(tmp_path, damage):
         np.savez(path, x=np.arange(3))
     with pytest.raises(CorruptMatrixFile, match=f"{path} does not parse as a matrix"):
         read_matrix(path)
+
+
+# ------------------------------------------------------------------ 9. key-map poisoning, a variant
+def run_python(code: str, *args, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (hepkg from this checkout); its exit code tells a crash apart."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@needs_openfhe
+def test_9_rotation_keys_under_a_tag_this_process_holds_are_refused(tmp_path):
+    """A forged context (its own public key, rotation keys re-tagged with a victim's tag that the process already
+    holds) loaded without error, and the victim's key map gained the forged key."""
+    from hepkg.he.envelope import frame, unframe
+
+    victim = he.context("openfhe", "toy-bfv-1024", insecure=True, rotations=[1], policy="exact")
+    forger = he.context("openfhe", "toy-bfv-1024", insecure=True, rotations=[1, 2], policy="exact")
+    meta, payload = envelope.unpack(forger.to_bytes(), "context")
+    meta.pop("kind")
+    cc_b, pk_b, mult_b, galois_b = unframe(payload, 4, "test")
+    forged = envelope.pack("context", meta, frame([cc_b, pk_b, mult_b, galois_b.replace(
+        forger._tag.encode(), victim._tag.encode())]))
+    files = dict(victim=victim.to_bytes(), forged=forged, ct=victim.serialize(victim.encrypt(np.arange(1, 9))))
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    out = run_python("""
+        import sys, pathlib
+        import hepkg.he as he
+        folder = pathlib.Path(sys.argv[1])
+
+        def load(name):
+            data = (folder / name).read_bytes()
+            return he.load_context(data, fingerprint=he.fingerprint(data))
+
+        victim = load("victim")
+        before = sorted(victim._cc.GetExistingEvalAutomorphismKeyIndices(victim._tag))
+        try:
+            load("forged")
+            print("loaded")
+        except he.CorruptedData as exc:
+            print("refused:", exc)
+        after = sorted(victim._cc.GetExistingEvalAutomorphismKeyIndices(victim._tag))
+        print("victim's keys unchanged:", before == after, before, after)
+        out = victim.rotate(victim.deserialize((folder / "ct").read_bytes()), 1)
+        (folder / "out").write_bytes(victim.serialize(out))
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused: the OpenFHE public context carries evaluation keys of another key tag" in out.stdout, out.stdout
+    assert "victim's keys unchanged: True" in out.stdout
+    assert victim.decrypt(victim.deserialize((tmp_path / "out").read_bytes()), 8).tolist() == [2, 3, 4, 5, 6, 7, 8, 0]
