@@ -1,9 +1,11 @@
 """Regression tests for the third hardening round (issue 59): one test (or more) per defect, named after its
 item; each failed before its fix. See docs/hardening.md."""
+import os
 import random
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -199,3 +201,96 @@ def test_9_rotation_keys_under_a_tag_this_process_holds_are_refused(tmp_path):
     assert "refused: the OpenFHE public context carries evaluation keys of another key tag" in out.stdout, out.stdout
     assert "victim's keys unchanged: True" in out.stdout
     assert victim.decrypt(victim.deserialize((tmp_path / "out").read_bytes()), 8).tolist() == [2, 3, 4, 5, 6, 7, 8, 0]
+
+
+# ------------------------------------------------------------------ 4. children die with a killed parent
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    import psutil
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _kill_parent_and_watch(script: str, tmp_path, running, *args) -> tuple[int, list[int]]:
+    """Start ``script``, wait for a descendant whose command line satisfies ``running``, SIGKILL the script; return
+    that descendant's pid and every descendant's (for the caller to kill should they survive)."""
+    import psutil
+
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+                            env=os.environ | dict(TMPDIR=str(tmp_path)))
+    deadline, found = time.monotonic() + 60, None
+    while found is None and time.monotonic() < deadline and proc.poll() is None:
+        children = psutil.Process(proc.pid).children(recursive=True)
+        found = next((c.pid for c in children if running(_cmdline(c.pid))), None)
+        time.sleep(0.05)
+    pids = [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    proc.kill()
+    proc.wait()
+    assert found is not None, "the child never started"
+    return found, pids
+
+
+def _cmdline(pid: int) -> list[str]:
+    import psutil
+
+    try:
+        return psutil.Process(pid).cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return []
+
+
+def _reap(pids) -> None:
+    import psutil
+
+    for pid in pids:
+        try:
+            psutil.Process(pid).kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def test_4_a_guarded_parse_dies_with_its_killed_parent(tmp_path):
+    """The guard's forked child kept running (99.5% CPU on a hanging parse) after its parent's SIGKILL."""
+    child, pids = _kill_parent_and_watch("""
+        from hepkg.he.guard import isolated
+
+        def hang():
+            while True:
+                pass
+
+        isolated(hang, what="a parse that hangs", timed=False)
+    """, tmp_path, lambda cmdline: cmdline[:2] == [sys.executable, "-c"])
+    try:
+        assert _gone(child), "the guard's child outlived its parent"
+    finally:
+        _reap(pids)
+
+
+def test_4_a_program_run_dies_with_its_killed_parent_and_leaves_no_scratch_folder(tmp_path):
+    """Programs started by bench.builds.run (the authors' runs: hours, GBs) kept running, their scratch folders
+    left behind."""
+    program = tmp_path / "program.sh"
+    program.write_text("#!/bin/sh\ntouch made-here\nexec sleep 600\n")
+    program.chmod(0o755)
+    child, pids = _kill_parent_and_watch("""
+        import sys
+        from hepkg.bench import builds
+
+        builds.run(sys.argv[1], [], libdir=".", threads=1)
+    """, tmp_path, lambda cmdline: cmdline == ["sleep", "600"], program)
+    try:
+        assert _gone(child), "the program outlived its parent"
+        deadline = time.monotonic() + 10
+        while list(tmp_path.glob("hepkg-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not list(tmp_path.glob("hepkg-*")), "the scratch folder was left behind"
+    finally:
+        _reap(pids)
