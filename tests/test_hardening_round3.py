@@ -294,3 +294,55 @@ def test_4_a_program_run_dies_with_its_killed_parent_and_leaves_no_scratch_folde
         assert not list(tmp_path.glob("hepkg-*")), "the scratch folder was left behind"
     finally:
         _reap(pids)
+
+
+# ------------------------------------------------------------------ 5. enroll(overwrite=True) is atomic
+ENROLL_KILLED_WHILE_REMOVING = """
+import os, pathlib, shutil, signal, sys
+import numpy as np
+import hepkg.he as he
+from hepkg.facesearch import Enroller
+
+folder = pathlib.Path(sys.argv[1])
+enroller = Enroller(he.context("sim", "toy-ckks-4096-d11", insecure=True).public())
+enroller.enroll(np.eye(8, 16) + 1, folder)
+remove = shutil.rmtree
+
+def killed_half_way(path, *args, **kwargs):
+    path = pathlib.Path(path)
+    if (path / "manifest.json").exists():  # a database is being removed: half its diagonals go, then the kill
+        files = sorted(path.rglob("*.ct"))
+        for f in files[:len(files) // 2]:
+            f.unlink()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return remove(path, *args, **kwargs)
+
+shutil.rmtree = killed_half_way
+enroller.enroll(np.eye(24, 16) + 2, folder, overwrite=True)
+"""
+
+
+def test_5_an_overwriting_enrollment_killed_midway_loses_nothing(tmp_path):
+    """Killed between deleting the old database and moving the new one in, it left an old database that still
+    opened with files missing; the next enrollment then deleted the complete new one as stale."""
+    from hepkg.facesearch import EncryptedDatabase, Enroller
+
+    folder = tmp_path / "db"
+    out = run_python(ENROLL_KILLED_WHILE_REMOVING, folder)
+    assert out.returncode == -9, out.stderr[-2000:]
+    db = EncryptedDatabase(folder)
+    assert db.layout.K == 24 and len(list(folder.rglob("*.ct"))) == db.layout.groups * db.layout.l == 16
+    ctx = he.context("sim", "toy-ckks-4096-d11", insecure=True)
+    Enroller(ctx.public()).enroll(np.eye(4, 16), tmp_path / "another")  # cleans the stale folders beside it
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    db = EncryptedDatabase(folder)
+    assert db.layout.K == 24 and len(list(folder.rglob("*.ct"))) == 16
+
+
+def test_5_a_database_with_diagonal_files_missing_does_not_open(tmp_path):
+    from hepkg.facesearch import EncryptedDatabase, Enroller
+
+    db = Enroller(he.context("sim", "toy-ckks-4096-d11", insecure=True).public()).enroll(np.eye(8, 16), tmp_path / "db")
+    db.path(0, 5).unlink()
+    with pytest.raises(he.CorruptedData, match=r"1 of the 16 diagonal files are missing \(first g00000/d0005.ct\)"):
+        EncryptedDatabase(tmp_path / "db")

@@ -46,7 +46,8 @@ __all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "su
 _MANIFEST = "manifest.json"
 #: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
 AGGREGATES = ("sum", "slots")
-_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)")  # an enrollment's folder while it is written (its pid)
+#: an enrollment's folder while it is written, or the database it replaced while that is removed (its pid)
+_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)(\.old)?")
 _MANIFEST_FIELDS = {"K": is_int(1), "l": is_int(1), "slots": is_int(1), "key_id": is_hex(16),
                     "prerotate_n1": lambda v: v is None or is_int(1)(v), "enrollment": is_hex(8)}
 
@@ -100,6 +101,19 @@ class EncryptedDatabase:
         self.prerotate_n1 = meta["prerotate_n1"]
         self.key_id = meta["key_id"]
         self.manifest = _manifest(self.layout, self.prerotate_n1, self.key_id, meta["enrollment"])
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        """CorruptedData unless every diagonal file the manifest implies is there (a copy or a removal that was
+        interrupted leaves a database with files missing)."""
+        missing = []
+        for k in range(self.layout.groups):
+            group = self.path(k, 0).parent
+            present = set(os.listdir(group)) if group.is_dir() else set()
+            missing += [self.path(k, i) for i in range(self.layout.l) if self.path(k, i).name not in present]
+        if missing:
+            raise CorruptedData(f"{self.folder}: {len(missing)} of the {self.layout.groups * self.layout.l} diagonal "
+                                f"files are missing (first {missing[0].relative_to(self.folder)}): enroll it again")
 
     def path(self, group: int, diagonal: int) -> pathlib.Path:
         return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
@@ -159,8 +173,9 @@ class Enroller:
                progress: bool = False) -> EncryptedDatabase:
         """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS.
 
-        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then renamed; such folders left
-        by enrollments that were killed (their pid gone) are removed first."""
+        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then put in place at once
+        (:func:`hepkg.atomic.replace_folder`: with ``overwrite``, a reader sees the old database or the new
+        one, whole); such folders left by enrollments that were killed (their pid gone) are removed first."""
         folder = pathlib.Path(folder)
         if folder.exists() and not overwrite:
             raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
@@ -184,9 +199,7 @@ class Enroller:
                     bar.update()
             bar.close()
             atomic.write_text(tmp / _MANIFEST, json.dumps(manifest))
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
+            atomic.replace_folder(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
