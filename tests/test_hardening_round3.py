@@ -346,3 +346,77 @@ def test_5_a_database_with_diagonal_files_missing_does_not_open(tmp_path):
     db.path(0, 5).unlink()
     with pytest.raises(he.CorruptedData, match=r"1 of the 16 diagonal files are missing \(first g00000/d0005.ct\)"):
         EncryptedDatabase(tmp_path / "db")
+
+
+# ------------------------------------------------------------------ 7. CKKS spmv: one rule for admission and tracking
+CKKS_SPMV = "ckks-8192-small"
+
+
+def _ckks_case(seed: int, density: float, margin: float):
+    """A real matrix and a vector at the public bound, which admits max row L1 x bound = margin x capacity."""
+    import scipy.sparse as sp
+
+    from hepkg.spmv import FixedPoint, capacity
+
+    rng = np.random.default_rng(seed)
+    m = sp.random(64, 64, density=density, format="csr", random_state=seed,
+                  data_rvs=lambda n: rng.uniform(-100, 100, n))
+    bound = capacity(he.get_params(CKKS_SPMV)) / float(abs(m).sum(axis=1).max()) * margin
+    return m, rng.choice([-bound, bound], 64), FixedPoint(vector_bound=bound)
+
+
+def test_7_ckks_spmv_refuses_before_sending_what_the_cloud_would_refuse():
+    """Client A admitted a matrix (max row L1 x vector bound 3.9e5 under 2^19); the cloud raised ScaleOverflow
+    (tracked bound 7.06e5) after keys and ciphertexts were sent."""
+    from hepkg.spmv import ClientA, run_cssc
+    from hepkg.spmv.encoding import EncodingError
+
+    m, v, enc = _ckks_case(1, 0.3, 0.75)
+    with pytest.warns(he.errors.NoPrivacyWarning), \
+            pytest.raises(EncodingError, match="with CSSC: the cloud tracks a bound .* one result block reaches"):
+        ClientA(m, backend="sim", params=CKKS_SPMV, encoding=enc)
+    with pytest.warns(he.errors.NoPrivacyWarning), pytest.raises(EncodingError, match="with CSSC"):
+        run_cssc(m, v, backend="sim", params=CKKS_SPMV, encoding=enc)
+
+
+@pytest.mark.parametrize("method", ["cssc", "diagonal", "rowwise"])
+@pytest.mark.parametrize("seed", range(4))
+def test_7_what_a_ckks_method_admits_it_computes(method, seed):
+    """Every matrix a method admits is computed (within CKKS tolerance), never refused by the cloud halfway."""
+    import warnings
+
+    from hepkg.spmv import run_cssc, run_diagonal, run_rowwise
+    from hepkg.spmv.encoding import EncodingError
+
+    run = dict(cssc=run_cssc, diagonal=run_diagonal, rowwise=run_rowwise)[method]
+    m, v, enc = _ckks_case(seed, [0.02, 0.1, 0.3, 0.6][seed], [0.02, 0.2, 0.5, 0.9][seed])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", he.errors.NoPrivacyWarning)
+        try:
+            res = run(m, v, backend="sim", params=CKKS_SPMV, encoding=enc)
+        except EncodingError as exc:
+            assert "the cloud tracks a bound" in str(exc)
+            return
+    assert np.abs(res.y - m @ v).max() <= 1e-6 * max(1.0, np.abs(m @ v).max())
+
+
+def test_7_client_a_predicts_the_bound_the_cloud_tracks():
+    """The admission rule is the tracking's: Client A's prediction equals the bound the result ciphertexts carry."""
+    import warnings
+
+    from hepkg.spmv import ClientA, ClientB, Cloud, messages
+    from hepkg.spmv.aggregate import tracked_bounds
+    from hepkg.spmv.chunks import chunk_values
+
+    m, v, enc = _ckks_case(2, 0.3, 0.02)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", he.errors.NoPrivacyWarning)
+        a = ClientA(m, backend="sim", params=CKKS_SPMV, encoding=enc)
+    sent = a.public_context()
+    b = ClientB(v, a.encryption_context(), a.column_index_message(), fingerprint=he.fingerprint(a.encryption_context()),
+                backend="sim")
+    reply = Cloud(sent, fingerprint=he.fingerprint(sent), backend="sim").evaluate(a.matrix_message(),
+                                                                                b.vector_message())
+    carried = [a.ctx.deserialize(blob).bound for blob in messages.unpack(reply, "spmv/result")[2]]
+    peaks = [np.max(np.abs(x)) for x in chunk_values(a.cssc.CP, a._values, a.plan)]
+    assert np.allclose(carried, tracked_bounds(a.plan, peaks, a.vector_bound), rtol=1e-12)

@@ -48,10 +48,10 @@ from hepkg.he.errors import warn_if_sim
 from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
 
 from . import messages
-from .aggregate import aggregate, multiply, unpermute
+from .aggregate import aggregate, multiply, tracked_bounds, unpermute
 from .chunks import ChunkPlan, chunk_column_index, chunk_values, generate_chunks, reorg_vector
 from .cssc import CSSC, as_csr
-from .encoding import FixedPoint, decode_result, encode_matrix, encode_vector, vector_bound
+from .encoding import FixedPoint, check_tracked, decode_result, encode_matrix, encode_vector, vector_bound
 from .result import PhaseClock, SpmvResult, provenance, zero_result
 
 __all__ = ["ClientA", "ClientB", "Cloud", "run_cssc", "check_layout", "as_vector"]
@@ -92,7 +92,8 @@ class ClientA:
     """Matrix owner and key holder: CSSC conversion, chunks, keys, encryption, decryption.
 
     The constructor prepares the matrix (CSSC, chunk plan, encoding, overflow check against
-    the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
+    the public vector bound: on CKKS, also the bound the cloud's ciphertexts will carry,
+    :func:`~hepkg.spmv.encoding.check_tracked`); the keys are generated when first needed (:attr:`ctx`), so
     :func:`run_cssc` times the two apart. ``backend``: 'pyfhel' (the default), 'openfhe', or 'sim',
     which encrypts nothing (op counts and tests only; it warns). ``policy``: 'exact' (the default; one
     Galois key per step) or 'pow2' (SEAL's +-2^i, as the paper). ``drop_primes``: 'auto' (the default,
@@ -112,6 +113,10 @@ class ClientA:
         self.plan = generate_chunks(self.cssc, self.params.n // 2, layout, block_rows)
         self._values, self.vector_bound = encode_matrix(self.cssc.VA, self.cssc.entry_rows, self.params,
                                                         self.encoding)
+        if self.params.scheme == "ckks":  # what the cloud's tracking reaches, refused before keys or ciphertexts
+            peaks = [np.max(np.abs(v)) for v in chunk_values(self.cssc.CP, self._values, self.plan)]
+            check_tracked(tracked_bounds(self.plan, peaks, self.vector_bound), self.params, "CSSC",
+                          levels=2)  # the product's and the mask's rescales
         self._keys = dict(backend=backend, policy=policy, insecure=insecure)
         self.compress_keys = bool(compress_keys)
         if drop_primes == "auto":
