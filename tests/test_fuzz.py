@@ -7,7 +7,9 @@ turns into CorruptedData. Two attackers: an outsider alters the authenticated by
 attempt must fail the MAC or the pinned fingerprint), and an insider, a session member, re-tags
 altered payloads with the session key (or a context's maker publishes the fingerprint of an
 altered context) so that they reach the library.
-The smoke run is part of ``make test``; ``slow`` runs HEPKG_FUZZ_TRIALS (default 1000) per target.
+Every party that parses what another party sent is fuzzed the same way through its own entry point
+(``tests/fuzz_parties.py``). The smoke run is part of ``make test``; ``slow`` runs HEPKG_FUZZ_TRIALS
+(default 1000) per target.
 """
 import os
 import random
@@ -16,11 +18,13 @@ import pytest
 
 import hepkg.he as he
 from hepkg.he import envelope
+import fuzz_parties
 from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 TRIALS = int(os.environ.get("HEPKG_FUZZ_TRIALS", "1000"))
 SMOKE = 25
+PARTY_SMOKE = 2
 REJECTED = (he.CorruptedData, he.ContextMismatch)
 
 
@@ -120,3 +124,27 @@ def test_fuzz(backend, target):
     if backend == "sim" and target is not fuzz_ciphertexts:
         pytest.skip("sim's context payload is empty: nothing to parse")
     target(backend, TRIALS)
+
+
+def fuzz_party(name: str, trials: int, seed: int = 4) -> None:
+    """A session member's random forgeries, delivered to one party's entry point: each parses or is refused with
+    an error naming the problem (any other exception fails the test), and the interpreter survives."""
+    rng = random.Random(seed)
+    for _ in range(trials):
+        fuzz_parties.PARTIES[name](lambda ctx, data: fuzz_parties.forgery(ctx, data, lambda p: mutate(p, rng)))
+
+
+needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="the parties are fuzzed on OpenFHE")
+
+
+@needs_openfhe
+@pytest.mark.parametrize("party", fuzz_parties.PARTIES)
+def test_fuzz_parties_smoke(party):
+    fuzz_party(party, PARTY_SMOKE)
+
+
+@pytest.mark.slow
+@needs_openfhe
+@pytest.mark.parametrize("party", fuzz_parties.PARTIES)
+def test_fuzz_parties(party):
+    fuzz_party(party, TRIALS)

@@ -1,6 +1,7 @@
 """Regression tests for the third hardening round (issue 59): one test (or more) per defect, named after its
 item; each failed before its fix. See docs/hardening.md."""
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -420,3 +421,24 @@ def test_7_client_a_predicts_the_bound_the_cloud_tracks():
     carried = [a.ctx.deserialize(blob).bound for blob in messages.unpack(reply, "spmv/result")[2]]
     peaks = [np.max(np.abs(x)) for x in chunk_values(a.cssc.CP, a._values, a.plan)]
     assert np.allclose(carried, tracked_bounds(a.plan, peaks, a.vector_bound), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ 2. every parser of foreign bytes guarded
+@pytest.mark.long  # a forgery that crashes the parser is searched for each of 11 parties (about a minute)
+@needs_openfhe
+def test_2_every_party_survives_a_forgery_that_crashes_the_parser():
+    """One changed byte in an OpenFHE ciphertext killed the interpreter (SIGFPE, SIGSEGV, SIGABRT) in the face-search
+    server and client, the OMR receiver and detector, PerfOMR and the spmv baseline clouds; the same bytes under the
+    guard give CorruptedData. Each party is given such a forgery where it reads what another party sent."""
+    out = run_python("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import fuzz_parties as F
+        for name in F.ON_OPENFHE:
+            outcomes = F.PARTIES[name](F.crashing)
+            print(name, all(o is not None and "the library's parser crashed" in str(o) for o in outcomes), flush=True)
+    """, pathlib.Path(__file__).parent, timeout=900)
+    import fuzz_parties
+
+    assert out.returncode == 0, f"{out.stdout}\n{out.stderr[-3000:]}"
+    assert out.stdout.split() == [x for name in fuzz_parties.ON_OPENFHE for x in (name, "True")], out.stdout

@@ -302,14 +302,14 @@ class DeviceServer:
         query = self.db.query(ctx, query)
         if self.variant == "hydia-dg":
             with self.timer.phase("upload"):
-                q = ctx.deserialize(query)
+                q = ctx.deserialize(query, guard=True)
             self.transfers.update(up_cts=1, up_bytes=len(query))
             with self.timer.phase("baby_steps"), ctx.counting() as ops:
                 rot = ctx.rotate_many(q, range(1, self.n1))
             self.counts["baby_rotations_device"] = ops["rotate"]
             return [q] + [rot[i] for i in range(1, self.n1)]
         with self.timer.phase("baby_steps"), self.host.counting() as ops:   # on the host (Sec. 5.1.3)
-            q = self.host.deserialize(query)
+            q = self.host.deserialize(query, guard=True)
             rot = self.host.rotate_many(q, range(1, self.n1))
             blobs = [self.host.serialize(q)] + [self.host.serialize(rot[i]) for i in range(1, self.n1)]
         self.counts["baby_rotations_host"] = ops["rotate"]

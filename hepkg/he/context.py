@@ -24,7 +24,7 @@ from .envelope import is_hex, is_int
 from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted, ScaleOverflow,
                      SchemeError, SecretContextRefused, SecretKeyRequired)
-from .guard import probe
+from .guard import isolated, probe
 from .keys import RotationKeys, as_step
 from .params import BuiltModulus, ParamSet, get_params
 from .registry import CLEARTEXT, load_context, recorded_insecure
@@ -149,6 +149,7 @@ class Context(ABC):
         self.period = self.params.n // 2  # rotation period: a BFV row, or all CKKS slots
         self.counter = OpCounter()
         self._closed = False
+        self._vetted: set[str] = set()  # tags of ciphertexts vet() parsed in a child (see deserialize)
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
@@ -749,9 +750,42 @@ class Context(ABC):
         (naming the reason) for anything else.
 
         The session's MAC keeps out bytes altered or forged outside the session. A party that holds
-        the session key could still send a malformed payload; ``guard=True`` parses it in a forked
-        child first where the library's parser can crash (``fragile_parser``: OpenFHE).
+        the session key could still send a malformed payload: every party parses what crossed a trust
+        boundary with ``guard=True``, which parses it in a forked child first where the library's parser can
+        crash (``fragile_parser``: OpenFHE), unless :meth:`vet` has parsed these very bytes so.
         """
+        meta, payload = self._unpacked(data)
+        if guard and self.fragile_parser and envelope.fingerprint(data) not in self._vetted:
+            probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
+        return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
+                          pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
+
+    def vet(self, source, *, what: str, sizes=None) -> None:
+        """Parse many serialized ciphertexts in one forked child (``fragile_parser`` backends; nothing elsewhere)
+        and remember their tags, so that :meth:`deserialize` with ``guard=True`` parses them without a child of
+        its own: one fork for a whole encrypted database instead of one per ciphertext. ``source``: a list of
+        bytes, or a callable that yields them, called in the child (it may read them from disk: nothing large
+        enters this process), then with ``sizes``, their sizes in bytes (the child's time and memory limits
+        follow them). CorruptedData naming ``what`` if any of them is refused or crashes the parser; bytes
+        changed since they were vetted carry another tag, and are guarded again."""
+        if not self.fragile_parser:
+            return
+        self._alive()
+        sizes = list(map(len, source)) if sizes is None else list(sizes)
+
+        def parse_all() -> set:
+            tags = set()
+            for data in (source() if callable(source) else source):
+                meta, payload = self._unpacked(data)
+                self._parse(payload, meta)
+                tags.add(envelope.fingerprint(data))
+            return tags
+
+        self._vetted |= isolated(parse_all, what=f"{self.backend} ciphertexts of {what}", size=sum(sizes),
+                                 largest=max(sizes, default=0))
+
+    def _unpacked(self, data) -> tuple[dict, memoryview]:
+        """(meta, payload) of a ciphertext of this session, its MAC and metadata checked."""
         self._alive()
         try:
             meta, payload = envelope.unpack(data, "ciphertext", key=self._session_key)
@@ -767,10 +801,7 @@ class Context(ABC):
                                 "level": is_int(0, self.max_level), "pending": lambda v: isinstance(v, bool),
                                 "bound": lambda v: self._valid_bound(v, meta)},
                          "ciphertext")
-        if guard and self.fragile_parser:
-            probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
-        return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
-                          pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
+        return meta, payload
 
     def _valid_bound(self, v, meta: dict) -> bool:
         """A serialized magnitude bound: null for BFV/BGV; for CKKS a finite non-negative number that

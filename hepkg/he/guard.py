@@ -39,7 +39,7 @@ def in_child() -> bool:
     return _IN_CHILD[0]
 
 
-def _child(parent: int, fn, args, size: int, out: int) -> None:
+def _child(parent: int, fn, args, memory: int, out: int) -> None:
     """Body of the forked child: dies with ``parent``, bounded memory, run ``fn``, report its result, exit
     without cleanup."""
     code, report = 0, b""
@@ -49,7 +49,7 @@ def _child(parent: int, fn, args, size: int, out: int) -> None:
         end_with(parent, "fork")  # a hanging parse must not outlive a killed parent
         import resource  # POSIX only, like fork
 
-        limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * size
+        limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * memory
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
         report = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
@@ -100,9 +100,11 @@ def probe(fn, *args, what: str, size: int = 0) -> None:
         isolated(_survive, fn, *args, what=what, size=size)
 
 
-def isolated(fn, *args, what: str, size: int = 0, timed: bool = True):
+def isolated(fn, *args, what: str, size: int = 0, timed: bool = True, largest: int | None = None):
     """``fn(*args)`` computed in a forked child and returned (it must pickle); what it raised, or
-    CorruptedData if it died. ``timed=False`` lifts the time limit (long legitimate parses)."""
+    CorruptedData if it died. ``timed=False`` lifts the time limit (long legitimate parses); ``largest``:
+    where ``fn`` parses several inputs one after another (``size`` bytes in all), the largest one's bytes,
+    which scale the memory instead of ``size``."""
     if not hasattr(os, "fork"):
         return fn(*args)
     read_end, write_end = os.pipe()
@@ -110,7 +112,7 @@ def isolated(fn, *args, what: str, size: int = 0, timed: bool = True):
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         os.close(read_end)
-        _child(parent, fn, args, size, write_end)
+        _child(parent, fn, args, size if largest is None else largest, write_end)
     os.close(write_end)
     try:
         report = _read_all(read_end, time.monotonic() + TIMEOUT_S + size / BYTES_PER_S if timed else None)

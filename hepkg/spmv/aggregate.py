@@ -81,5 +81,5 @@ def decrypt_blocks(ctx, blobs: dict[int, bytes], n_rows: int, size: int, dtype) 
     y = np.zeros(n_rows, dtype=dtype)
     for b, blob in blobs.items():
         n = min(size, n_rows - b * size)
-        y[b * size:b * size + n] = ctx.decrypt(ctx.deserialize(blob), n)
+        y[b * size:b * size + n] = ctx.decrypt(ctx.deserialize(blob, guard=True), n)
     return y

@@ -180,7 +180,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
         v_msgs = [channel.send("b_to_cloud", client_b.encrypt(_vector_block(vq, j, size, wrap))) for j in range(n_cb)]
     acc, current = [None] * n_rb, None
     with clock("cloud"), cloud.counting() as cloud_ops:
-        v_cts = [cloud.deserialize(m) for m in v_msgs]
+        v_cts = [cloud.deserialize(m, guard=True) for m in v_msgs]
         for strip, offset, block, rows, vals in runs:
             if (strip, offset) != current:
                 current, rotated = (strip, offset), cloud.rotate(v_cts[strip], offset)
@@ -188,7 +188,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
                 u = np.zeros(period, dtype=dtype)
                 np.add.at(u, rows, vals)  # a dense run's zero at a non-zero's position adds nothing
                 msg = channel.send("a_to_cloud", ctx.encrypt(u))
-            term = cloud.mul(cloud.deserialize(msg), rotated)
+            term = cloud.mul(cloud.deserialize(msg, guard=True), rotated)
             acc[block] = term if acc[block] is None else cloud.add(acc[block], term)
         results = send_blocks(channel, "cloud_to_a", acc)
     with clock("decrypt"):

@@ -250,7 +250,7 @@ def cssc_noise_budget(matrix, backend: str = "pyfhel", params=None, *, seed: int
     cloud = Cloud(a.public_context())
     with cloud.ctx.counting() as ops:
         reply = cloud.evaluate(a.matrix_message(), b.vector_message())
-    bits = [a.ctx.noise_budget(a.ctx.deserialize(blob)) for blob in messages.unpack(reply, "spmv/result")[2]]
+    bits = [a.ctx.noise_budget(a.ctx.deserialize(blob, guard=True)) for blob in messages.unpack(reply, "spmv/result")[2]]
     return dict(fresh_bits=a.ctx.noise_budget(a.ctx.encrypt(np.zeros(1, dtype=np.int64))),
                 result_bits_min=min(bits), result_bits_max=max(bits), depth=ops.as_dict()["depth"])
 

@@ -113,7 +113,7 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
         vq = encode_vector(v, params, enc, bound)
         v_msgs = [channel.send("b_to_cloud", ctx.encrypt(vq[j * period:(j + 1) * period])) for j in range(n_cb)]
     with clock("cloud"), server.counting() as cloud_ops:
-        acc = _rows_times_vector(server, aq, [server.deserialize(m) for m in v_msgs], n_rb, dtype)
+        acc = _rows_times_vector(server, aq, [server.deserialize(m, guard=True) for m in v_msgs], n_rb, dtype)
         results = send_blocks(channel, "cloud_to_b", acc)
     with clock("decrypt"):
         y = decode_result(decrypt_blocks(ctx, results, csr.shape[0], period, dtype), params, enc)
