@@ -120,6 +120,17 @@ def test_1_public_and_the_spmv_protocol_pin_their_contexts(monkeypatch):
     assert len(calls) == 3 and all(got == pinned and backend == "sim" for got, pinned, backend in calls)
 
 
+@pytest.mark.skipif(not he.availability()["pyfhel"], reason="needs pyfhel (the noise budget)")
+def test_1_the_noise_budget_run_pins_its_contexts():
+    import scipy.sparse as sp
+
+    from hepkg.spmv.experiments import cssc_noise_budget
+
+    m = sp.random(40, 40, density=0.1, format="csr", random_state=1, data_rvs=lambda n: np.ones(n, np.int64))
+    row = cssc_noise_budget(m, backend="pyfhel", params="bfv-8192-spmv")
+    assert row["fresh_bits"] > row["result_bits_min"] > 0 and row["depth"] == 2
+
+
 # ------------------------------------------------------------------ 11. sim says it is insecure
 def test_11_sim_records_that_it_encrypts_nothing():
     """A sim context and its bytes recorded insecure=False, and he.built_table reported 128-bit security for sim."""
