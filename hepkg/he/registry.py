@@ -8,7 +8,6 @@ import importlib.util
 
 from . import envelope
 from .envelope import is_hex
-from .envelope import fingerprint
 from .errors import (BackendUnavailable, ContextMismatch, CorruptedData, HEError, ParameterError,
                      UnauthenticatedContext)
 from .guard import probe
@@ -100,9 +99,9 @@ def _params(fields: dict) -> ParamSet:
 def load_context(data: bytes, *, fingerprint: str | None = None, backend: str | None = None, guard: bool = True):
     """Rebuild a public (evaluation-only) context from :meth:`Context.to_bytes`.
 
-    ``fingerprint``: what its maker published (:func:`fingerprint` of the bytes it sent, passed over an
-    authenticated channel): bytes that differ by one bit are refused (:class:`CorruptedData`) before anything
-    is parsed, so nothing is ever encrypted under a context altered on the way; without it
+    ``fingerprint``: what its maker published (:func:`~hepkg.he.envelope.fingerprint` of the bytes it sent, over an
+    authenticated channel): bytes that differ by one bit are refused (:class:`CorruptedData`) before their
+    payload is parsed, so nothing is ever encrypted under a context altered on the way; without it
     :class:`UnauthenticatedContext`. ``backend``: the backend the caller expects (:class:`ContextMismatch`
     otherwise); a ``sim`` context, which encrypts nothing, loads only where the caller names it
     (``backend="sim"``), whoever made it. The metadata is then checked field by field and against what the
