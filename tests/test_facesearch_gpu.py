@@ -21,6 +21,12 @@ PARAMS, L = "toy-ckks-4096-d11", 32
 SLOTS = he.get_params(PARAMS).n // 2
 
 
+def _server(ctx, database, variant, **kw):
+    """The device server of ``ctx``'s public context, pinned to the fingerprint the client published."""
+    public = ctx.to_bytes()
+    return gpu.DeviceServer(public, database, variant, fingerprint=he.fingerprint(public), **kw)
+
+
 @pytest.fixture(autouse=True)
 def _numpy_engine(monkeypatch):
     monkeypatch.setenv("HEPKG_RNS_XP", "numpy")
@@ -149,7 +155,7 @@ def test_tbs_frees_its_temporary_keys_and_decides_membership(tiny):
     plan = gpu.key_plan("bsgs-tbs", L, SLOTS)
     verdicts = []
     for Km, db in dbs.items():
-        server = gpu.DeviceServer(ctx.to_bytes(), db, "bsgs-tbs")
+        server = _server(ctx, db, "bsgs-tbs")
         assert sorted(server.ctx.keys.steps) == plan["device"] and sorted(server.host.keys.steps) == plan["host"]
         assert sorted(server.ctx._eng.keys.galois) == plan["device"]      # the engine let the keys go
         with pytest.raises(he.MissingRotationKey):
@@ -173,15 +179,15 @@ def test_refusals(tiny, monkeypatch):
     ctx, _, dbs = tiny
     none = dbs[0]
     with pytest.raises(ValueError, match="pre-rotation by n1=6"):
-        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbe")
+        _server(ctx, none, "bsgs-tbe")
     with pytest.raises(he.MissingRotationKey, match="HyDia-GPU-DG needs keys"):
-        gpu.DeviceServer(ctx.to_bytes(), none, "hydia-dg")
+        _server(ctx, none, "hydia-dg")
     monkeypatch.setattr(rdev, "free_bytes", lambda xp: 10 ** 6)  # the engine's own tables no longer fit
     with pytest.raises(DeviceMemoryError, match="the NTT tables needs"):
-        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs")
+        _server(ctx, none, "bsgs-tbs")
     monkeypatch.setattr(rdev, "free_bytes", lambda xp: 3 * 10 ** 7)  # the context fits, the pipeline does not
     with pytest.raises(DeviceMemoryError, match="BSGS-GPU-TBS at K=2100"):
-        gpu.DeviceServer(ctx.to_bytes(), none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
+        _server(ctx, none, "bsgs-tbs", device=gpu.DeviceInfo("x", "cpu stand-in", 8, 10 ** 9,
                                                                                      10 ** 9))
 
 
@@ -192,9 +198,9 @@ def test_tbs_on_a_gpu_agrees_with_numpy(tiny, monkeypatch):
     cupy_or_skip()
     ctx, query, dbs = tiny
     planted = dbs[2]
-    ref = Client(ctx).slot_values(gpu.DeviceServer(ctx.to_bytes(), planted, "bsgs-tbs").membership(query, "slots"))
+    ref = Client(ctx).slot_values(_server(ctx, planted, "bsgs-tbs").membership(query, "slots"))
     monkeypatch.setenv("HEPKG_RNS_XP", "cupy")
-    server = gpu.DeviceServer(ctx.to_bytes(), planted, "bsgs-tbs")
+    server = _server(ctx, planted, "bsgs-tbs")
     assert server.device.kind == "cuda" and server.device.sms > 0 and 2 <= server.streams <= 32
     values = Client(ctx).slot_values(server.membership(query, "slots"))
     assert np.abs(values - ref).max() < 1e-4 and SlotRule(8, planted.layout, path="gpu").member(values)

@@ -227,15 +227,17 @@ def _array_module(name: str):
 class DeviceServer:
     """One variant's pipeline: setup (keys, diagonals, pre-rotation) once, then queries.
 
-    ``public``: the client's public context bytes (``ctx.to_bytes()``); ``database``: an
+    ``public``: the client's public context bytes (``ctx.to_bytes()``), ``fingerprint``: the one the client
+    published (:func:`hepkg.he.fingerprint`); ``database``: an
     :class:`~hepkg.facesearch.protocol.EncryptedDatabase` enrolled under it (pre-rotated by n1 for
     ``bsgs-tbe``, plain otherwise). Refuses with :class:`hepkg.rns.DeviceMemoryError` when the memory
     estimate exceeds what the device has free, before loading anything. ``timer.seconds`` holds the
     phases; ``transfers`` the last query's bytes and ciphertexts each way; ``stats`` the setup.
     """
 
-    def __init__(self, public: bytes, database, variant: str, *, kappa: int = 8, n1: int | None = None,
-                 delta: float = chebyshev.DELTA, membership: bool = True, device: DeviceInfo | None = None):
+    def __init__(self, public: bytes, database, variant: str, *, fingerprint: str | None = None, kappa: int = 8,
+                 n1: int | None = None, delta: float = chebyshev.DELTA, membership: bool = True,
+                 device: DeviceInfo | None = None):
         _check_variant(variant)
         self.variant, self.kappa, self.delta, self.db = variant, kappa, delta, database
         lay = self.layout = database.layout
@@ -246,7 +248,7 @@ class DeviceServer:
         self.device = device or device_info(self.xp)
         self.plan = key_plan(variant, lay.l, lay.slots, n1, membership)
         t0 = time.perf_counter()
-        self.ctx = he.load_context(public, guard=False)  # the device context (HEPKG_RNS_XP's array module)
+        self.ctx = he.load_context(public, fingerprint=fingerprint)  # the device context (HEPKG_RNS_XP's array module)
         missing = sorted(set(self.plan["generated"]) - set(self.ctx.keys.steps))
         if missing:
             raise he.MissingRotationKey(f"{PAPER_NAME[variant]} needs keys for steps {self.plan['generated']}; the "
@@ -262,7 +264,7 @@ class DeviceServer:
         self.host = None
         if variant != "hydia-dg":
             with _array_module("numpy"):
-                self.host = he.load_context(public, guard=False)
+                self.host = he.load_context(public, fingerprint=fingerprint)
             _keep_keys(self.host, self.plan["host"])
         _keep_keys(self.ctx, self.plan["device"] + self.plan["temporary"])
         self.peak_device = _device_used(self.xp)
@@ -300,14 +302,14 @@ class DeviceServer:
         query = self.db.query(ctx, query)
         if self.variant == "hydia-dg":
             with self.timer.phase("upload"):
-                q = ctx.deserialize(query)
+                q = ctx.deserialize(query, guard=True)
             self.transfers.update(up_cts=1, up_bytes=len(query))
             with self.timer.phase("baby_steps"), ctx.counting() as ops:
                 rot = ctx.rotate_many(q, range(1, self.n1))
             self.counts["baby_rotations_device"] = ops["rotate"]
             return [q] + [rot[i] for i in range(1, self.n1)]
         with self.timer.phase("baby_steps"), self.host.counting() as ops:   # on the host (Sec. 5.1.3)
-            q = self.host.deserialize(query)
+            q = self.host.deserialize(query, guard=True)
             rot = self.host.rotate_many(q, range(1, self.n1))
             blobs = [self.host.serialize(q)] + [self.host.serialize(rot[i]) for i in range(1, self.n1)]
         self.counts["baby_rotations_host"] = ops["rotate"]
@@ -496,7 +498,7 @@ def measure(config: dict) -> list[dict]:
             db, enroll_s = enrolled(pre)
             reset_peak_rss()
             try:
-                server = DeviceServer(public, db, v, kappa=kappa, n1=n1)
+                server = DeviceServer(public, db, v, fingerprint=he.fingerprint(public), kappa=kappa, n1=n1)
             except rdev.DeviceMemoryError as exc:   # the paper's out-of-memory cells, refused before loading
                 rows.append(base | dict(variant=v, approach=PAPER_NAME[v], status=f"refused: {exc}"))
                 continue

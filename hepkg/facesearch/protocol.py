@@ -46,7 +46,8 @@ __all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "su
 _MANIFEST = "manifest.json"
 #: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
 AGGREGATES = ("sum", "slots")
-_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)")  # an enrollment's folder while it is written (its pid)
+#: an enrollment's folder while it is written, or the database it replaced while that is removed (its pid)
+_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)(\.old)?")
 _MANIFEST_FIELDS = {"K": is_int(1), "l": is_int(1), "slots": is_int(1), "key_id": is_hex(16),
                     "prerotate_n1": lambda v: v is None or is_int(1)(v), "enrollment": is_hex(8)}
 
@@ -100,13 +101,38 @@ class EncryptedDatabase:
         self.prerotate_n1 = meta["prerotate_n1"]
         self.key_id = meta["key_id"]
         self.manifest = _manifest(self.layout, self.prerotate_n1, self.key_id, meta["enrollment"])
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        """CorruptedData unless every diagonal file the manifest implies is there (a copy or a removal that was
+        interrupted leaves a database with files missing)."""
+        missing = []
+        for k in range(self.layout.groups):
+            group = self.path(k, 0).parent
+            present = set(os.listdir(group)) if group.is_dir() else set()
+            missing += [self.path(k, i) for i in range(self.layout.l) if self.path(k, i).name not in present]
+        if missing:
+            raise CorruptedData(f"{self.folder}: {len(missing)} of the {self.layout.groups * self.layout.l} diagonal "
+                                f"files are missing (first {missing[0].relative_to(self.folder)}): enroll it again")
 
     def path(self, group: int, diagonal: int) -> pathlib.Path:
         return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
 
     def diagonal(self, ctx, k: int, i: int):
         """Diagonal ciphertext ``i`` of group ``k``, read from disk; CorruptedData unless the file's
-        authenticated metadata names this place in a database with this manifest."""
+        authenticated metadata names this place in a database with this manifest. Parsed under the guard
+        (a forked child first, unless :meth:`vet` has parsed this file so)."""
+        return ctx.deserialize(self._ciphertext(ctx, k, i), guard=True)
+
+    def vet(self, ctx) -> None:
+        """Parse every diagonal in one forked child (:meth:`hepkg.he.Context.vet`; a backend whose parser can
+        crash the interpreter only), so that queries read them without a child each."""
+        where = [(k, i) for k in range(self.layout.groups) for i in range(self.layout.l)]
+        ctx.vet(lambda: (self._ciphertext(ctx, k, i) for k, i in where), what=f"the database at {self.folder}",
+                sizes=[self.path(k, i).stat().st_size for k, i in where] if ctx.fragile_parser else ())
+
+    def _ciphertext(self, ctx, k: int, i: int) -> memoryview:
+        """The serialized ciphertext in diagonal ``i`` of group ``k``'s file (see :meth:`diagonal`)."""
         if not (0 <= k < self.layout.groups and 0 <= i < self.layout.l):
             raise IndexError(f"no diagonal {i} of group {k}: the database has {self.layout.groups} groups of "
                              f"l={self.layout.l} diagonals")
@@ -122,7 +148,7 @@ class EncryptedDatabase:
         if wrong or meta.keys() != want.keys():
             raise CorruptedData(f"{path} is not diagonal {i} of group {k} of the database its manifest describes: "
                                 f"{', '.join(wrong) or 'other fields'} (files swapped, moved or the manifest edited?)")
-        return ctx.deserialize(ct)
+        return ct
 
     def group(self, ctx, k: int):
         """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
@@ -159,8 +185,9 @@ class Enroller:
                progress: bool = False) -> EncryptedDatabase:
         """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS.
 
-        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then renamed; such folders left
-        by enrollments that were killed (their pid gone) are removed first."""
+        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then put in place at once
+        (:func:`hepkg.atomic.replace_folder`: with ``overwrite``, a reader sees the old database or the new
+        one, whole); such folders left by enrollments that were killed (their pid gone) are removed first."""
         folder = pathlib.Path(folder)
         if folder.exists() and not overwrite:
             raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
@@ -184,9 +211,7 @@ class Enroller:
                     bar.update()
             bar.close()
             atomic.write_text(tmp / _MANIFEST, json.dumps(manifest))
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
+            atomic.replace_folder(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -213,16 +238,17 @@ class Client:
         """The membership answer: slot 0 holds the sum of the comparison over every slot of every group, each
         weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots."""
         slots = self.ctx.params.n // 2
-        return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0]) * slots
+        return float(self.ctx.decrypt(self.ctx.deserialize(answer, guard=True), 1).real[0]) * slots
 
     def slot_values(self, answer: bytes) -> np.ndarray:
         """A membership answer aggregated by ``"slots"``: per slot, the comparison summed over the groups
         (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
-        return self.ctx.decrypt(self.ctx.deserialize(answer)).real
+        return self.ctx.decrypt(self.ctx.deserialize(answer, guard=True)).real
 
     def indicators(self, answers: list[bytes], layout: Layout) -> np.ndarray:
         """The K comparison values (about 1 for a match, 0 otherwise) of an identification answer."""
-        return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a)).real for a in answers], layout)
+        return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a, guard=True)).real for a in answers],
+                                 layout)
 
 
 class Server:
@@ -236,6 +262,7 @@ class Server:
         self.workers = workers
         self.timings: Counter = Counter()
         self._lock = threading.Lock()
+        database.vet(self.ctx)  # every diagonal parsed once in a child: queries then parse them without one
 
     @contextmanager
     def _phase(self, name: str):
@@ -254,7 +281,7 @@ class Server:
         self.db.method_fits(method, n1)
         ctx, lay = self.ctx, self.db.layout
         with self._phase("upload"):
-            q = ctx.deserialize(query)
+            q = ctx.deserialize(query, guard=True)
 
         def compare(scores):
             if kappa is None:
@@ -313,7 +340,7 @@ class Server:
         ciphertexts added: a membership decision without a second query)."""
         if len(answers) != self.db.layout.groups:
             raise ValueError(f"expected the {self.db.layout.groups} answers of one identification, got {len(answers)}")
-        total = self._fold(self.ctx.deserialize(a) for a in answers)
+        total = self._fold(self.ctx.deserialize(a, guard=True) for a in answers)
         with self._phase("download"):
             return self.ctx.serialize(total)
 

@@ -142,7 +142,7 @@ class Receiver:
     def detection_key(self) -> DetectionKey:
         """The public context (from its bytes, as a server receives it) and Enc(sparse-packed sk)."""
         pub = self.ctx.public()
-        ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))))
+        ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))), guard=True)
         return DetectionKey(pub, ct, self.layout)
 
     def retrieve(self, digest: Digest) -> tuple[np.ndarray, np.ndarray | None]:
@@ -150,7 +150,7 @@ class Receiver:
         lay = self.layout
         if not isinstance(digest, Digest) or digest.layout != lay:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k or slots)")
-        ct = self.ctx.deserialize(digest.ciphertext.ctx.serialize(digest.ciphertext))
+        ct = self.ctx.deserialize(digest.ciphertext.ctx.serialize(digest.ciphertext), guard=True)
         slots = self.ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
         w = slots[:lay.k]
         if lay.scheme == "sophomd":

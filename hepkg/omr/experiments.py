@@ -179,7 +179,7 @@ def noise_trace_here(config: dict) -> list[dict]:
                          budget_bits=probed_budget(ctx, ct, expected), **extra))
 
     def trace(stage, ct):
-        own = ctx.deserialize(ct.ctx.serialize(ct))
+        own = ctx.deserialize(ct.ctx.serialize(ct), guard=True)
         probe(stage, own, known.get(stage))
         if stage == "slot_to_coeff":
             for limbs in cfg.get("probe_limbs", (2, 3)):

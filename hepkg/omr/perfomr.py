@@ -167,7 +167,7 @@ class PerfReceiver(Receiver):
     def _decrypted(self, digest: PerfDigest) -> list[np.ndarray]:
         if not isinstance(digest, PerfDigest) or digest.layout != self.layout:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
-        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
+        own = [self.ctx.deserialize(c.ctx.serialize(c), guard=True) for c in digest.ciphertexts]
         return [self.ctx.decrypt(c, signed=False) % self.layout.ps.q for c in own]
 
     @staticmethod
