@@ -158,7 +158,7 @@ def test_tbs_frees_its_temporary_keys_and_decides_membership(tiny):
         assert db.layout.groups == 2 and rule.sound
         values = Client(ctx).slot_values(server.membership(query, aggregate="slots"))
         assert server.counts["aggregation_rotations"] == 0 and server.transfers["down_cts"] == 1
-        count = Client(ctx).count(server.membership(query))
+        count = Client(ctx).count(server.membership(query), "sum")
         assert count == pytest.approx(values.sum(), abs=SLOTS * 1e-5)
         corrected = rule.corrected(values)
         assert (corrected > rule.thresholds).sum() == Km                # each planted match lifts its own slot

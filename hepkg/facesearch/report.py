@@ -225,12 +225,13 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
         row |= dict(ram_gb=m.server_rss_peak_bytes / _GB if measured_ram else (
                         m.estimated_peak_bytes / _GB if m is not None else np.nan),
                     ram_status="measured" if measured_ram else "estimated",
-                    ram_workers=int(m.workers) if measured_ram else None,
+                    ram_workers=m.get("workers", np.nan) if measured_ram else np.nan,
                     setup_s=m.keygen_s + m.enroll_s if measured_ram else np.nan,
                     disk_gb=(m.disk_bytes + m.key_bytes) / _GB if measured_ram else np.nan,
                     key_gb=m.key_bytes / _GB if measured_ram else np.nan,
                     # the paper's RTT: enrollment + one process's queries (its keys deserialized, not generated)
-                    rtt_s=m.enroll_s + m.membership_s + m.identify_s if measured_ram else np.nan)
+                    rtt_s=m.enroll_s + m.get("membership_s", np.nan) + m.get("identify_s", np.nan) if measured_ram
+                    else np.nan)
         same = (paper.kappa == kappa) & (paper.K == K) & (l == PAPER.DIM)
         p = paper[same & (paper.approach == PAPER.APPROACH.get(method, ""))]
         if len(p):
