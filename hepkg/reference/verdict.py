@@ -99,12 +99,14 @@ def measured(sample) -> Value:
 
 
 def ratio(num, den) -> Value:
-    """num / den of two repeated measurements: medians' ratio, range from the quartiles crossed."""
+    """num / den of two repeated measurements: medians' ratio, range from the quartiles crossed
+    (:func:`hepkg.bench.ratio_range`)."""
+    from hepkg.bench.repeat import ratio_range
+
     n, d = _sample(num), _sample(den)
     if n.size == 1 and d.size == 1:
         return once(n[0] / d[0])
-    (n1, nm, n3), (d1, dm, d3) = np.quantile(n, [0.25, 0.5, 0.75]), np.quantile(d, [0.25, 0.5, 0.75])
-    return Value(float(nm / dm), float(n1 / d3), float(n3 / d1), "quartiles")
+    return Value(*(float(v) for v in ratio_range(n, d)), "quartiles")
 
 
 def exact(v: float) -> Value:
@@ -167,13 +169,14 @@ def limit(ours: Value, bound: float, side: str = "below") -> dict:
 def direction(a, b, expect: str = "less") -> dict:
     """Whether ``a`` is less (``expect='less'``) or greater than ``b``: samples compare by their quartiles
     (overlapping: inconclusive), exact values (a scalar each) as they are; the size b / a beside it."""
+    from hepkg.bench.repeat import compare
+
     if expect not in ("less", "greater"):
         raise ValueError(f"expect must be 'less' or 'greater', got {expect!r}")
     sa, sb = _sample(a), _sample(b)
-    (a1, a3), (b1, b3) = np.quantile(sa, [0.25, 0.75]), np.quantile(sb, [0.25, 0.75])
-    seen = "less" if a3 < b1 else "greater" if a1 > b3 else None
-    status = INCONCLUSIVE if seen is None else HOLDS if seen == expect else FAILS
-    return _verdict(status, seen=seen or "overlapping", size=ratio(sb, sa).record())
+    seen = compare(sa, sb)
+    status = INCONCLUSIVE if seen == INCONCLUSIVE else HOLDS if seen == expect else FAILS
+    return _verdict(status, seen=seen, size=ratio(sb, sa).record())
 
 
 def failed(status) -> bool:
