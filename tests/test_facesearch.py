@@ -374,9 +374,10 @@ def test_membership_count_is_right_where_the_papers_padding_count_is_not(padded_
     """Encrypted on a real backend, kappa 8, K = 64 at 4096 slots: the paper's sum (padding included) says
     'member' for a database without a match; hepkg's answer (the padding's public contribution removed by the
     server) decides every query right by the paper's own rule, and equals the paper's sum less that
-    contribution. Swapping the two aggregations fails here."""
+    contribution; the slot rule decides right on the slot-wise answer. Swapping any of them for the paper's
+    rule on the sum fails here."""
     from hepkg.facesearch.chebyshev import compare_numpy
-    from hepkg.facesearch.decision import paper_member
+    from hepkg.facesearch.decision import SlotRule, paper_member
     from hepkg.facesearch.protocol import padding_count
 
     decided = {}
@@ -384,13 +385,15 @@ def test_membership_count_is_right_where_the_papers_padding_count_is_not(padded_
         q = client.query(query)
         count = client.count(server.membership(q, "bsgs-diagonal", 8))
         paper = client.count(server.membership(q, "bsgs-diagonal", 8, aggregate="sum"), "sum")
+        slots = client.slot_values(server.membership(q, "bsgs-diagonal", 8, aggregate="slots"))
         scores = normalize(db) @ normalize(query)
         pad = padding_count(server.db.layout, 8)
         # sums over 4096 slots, each within 2e-5 of the float model (see _end_to_end)
         assert pad > 0.5 and count == pytest.approx(compare_numpy(scores, 8).sum(), abs=4096 * 2e-5)
-        assert paper == pytest.approx(count + pad, abs=4096 * 2e-5)
-        decided[Km] = paper_member(count), paper_member(paper)
-    assert decided == {0: (False, True), 1: (True, True)}  # hepkg right; the paper's rule a false positive at Km = 0
+        assert paper == pytest.approx(count + pad, abs=4096 * 2e-5) == pytest.approx(slots.sum(), abs=4096 * 2e-5)
+        decided[Km] = paper_member(count), SlotRule(8, server.db.layout).member(slots), paper_member(paper)
+    # hepkg's count and the slot rule right; the paper's rule (count with padding) a false positive at Km = 0
+    assert decided == {0: (False, False, True), 1: (True, True, True)}
 
 
 def test_an_answer_aggregated_otherwise_is_refused(padded_search):
