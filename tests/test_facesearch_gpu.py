@@ -83,7 +83,8 @@ def check_pipeline_rows(rows: pd.DataFrame, l: int):
         assert (baby, r.giant_rotations, r.similarity_mul_ct / 2) == (exp["baby_rotations"], exp["giant_rotations"],
                                                                       exp["mul_per_group"])
         assert (r.membership_up_cts, r.membership_down_cts, r.identify_down_cts) == (exp["up_cts"], 1, 2)
-        assert r.membership_up_bytes > 0 and r.identify_down_bytes == 2 * r.membership_down_bytes
+        # one ciphertext each, the membership answer in its authenticated envelope (its aggregation and shape)
+        assert r.membership_up_bytes > 0 and 0 < r.membership_down_bytes - r.identify_down_bytes / 2 < 512
         assert r.aggregation_rotations == 11                                  # rotate-and-sum over 2048 slots
         assert (r.membership_slots_down_cts, r.membership_slots_aggregation_rotations) == (1, 0)   # no slot sum
         assert r.membership_slots_down_bytes == r.membership_down_bytes

@@ -356,6 +356,8 @@ def under_3_minutes(m: pd.DataFrame, R: dict):
         ev["this_run"] = dict(hepkg_s=med, q1=q1, q3=q3, threads=threads, reps=len(m),
                               where=where_measured(R.get("provenance") or {}, threads, int(m.ks_digits.iloc[0])))
     r = _bench(R.get("versus"), "sophomr", "digest_s")
+    if r is None and not len(m):
+        return None, "SophOMR's digest not measured at N = 2^16 on the paper's set, and the bench has not run"
     if r is None:
         why = ("the claim is one Ice Lake thread with Intel HEXL (paper Sec. 5); the authors' program has not run "
                "here (make bench ONLY=omr)")
