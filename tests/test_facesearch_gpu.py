@@ -87,7 +87,7 @@ def check_pipeline_rows(rows: pd.DataFrame, l: int):
         assert r.membership_up_bytes > 0 and 0 < r.membership_down_bytes - r.identify_down_bytes / 2 < 512
         assert r.aggregation_rotations == 11                                  # rotate-and-sum over 2048 slots
         assert (r.membership_slots_down_cts, r.membership_slots_aggregation_rotations) == (1, 0)   # no slot sum
-        assert r.membership_slots_down_bytes == r.membership_down_bytes
+        assert abs(r.membership_slots_down_bytes - r.membership_down_bytes) <= 8     # the aggregation's name apart
     tbs = rows.set_index("variant").loc["bsgs-tbs"]
     assert tbs.prerotations == 2 * (l - 6) and tbs.keys_temporary == 5 and tbs.keys_device == 5 + 11
 
