@@ -89,10 +89,11 @@ def check_pipeline_rows(rows: pd.DataFrame, l: int):
         assert (baby, r.giant_rotations, r.similarity_mul_ct / 2) == (exp["baby_rotations"], exp["giant_rotations"],
                                                                       exp["mul_per_group"])
         assert (r.membership_up_cts, r.membership_down_cts, r.identify_down_cts) == (exp["up_cts"], 1, 2)
-        assert r.membership_up_bytes > 0 and r.identify_down_bytes == 2 * r.membership_down_bytes
+        # one ciphertext each, the membership answer in its authenticated envelope (its aggregation and shape)
+        assert r.membership_up_bytes > 0 and 0 < r.membership_down_bytes - r.identify_down_bytes / 2 < 512
         assert r.aggregation_rotations == 11                                  # rotate-and-sum over 2048 slots
         assert (r.membership_slots_down_cts, r.membership_slots_aggregation_rotations) == (1, 0)   # no slot sum
-        assert r.membership_slots_down_bytes == r.membership_down_bytes
+        assert abs(r.membership_slots_down_bytes - r.membership_down_bytes) <= 8     # the aggregation's name apart
     tbs = rows.set_index("variant").loc["bsgs-tbs"]
     assert tbs.prerotations == 2 * (l - 6) and tbs.keys_temporary == 5 and tbs.keys_device == 5 + 11
 
@@ -164,7 +165,7 @@ def test_tbs_frees_its_temporary_keys_and_decides_membership(tiny):
         assert db.layout.groups == 2 and rule.sound
         values = Client(ctx).slot_values(server.membership(query, aggregate="slots"))
         assert server.counts["aggregation_rotations"] == 0 and server.transfers["down_cts"] == 1
-        count = Client(ctx).count(server.membership(query))
+        count = Client(ctx).count(server.membership(query), "sum")
         assert count == pytest.approx(values.sum(), abs=SLOTS * 1e-5)
         corrected = rule.corrected(values)
         assert (corrected > rule.thresholds).sum() == Km                # each planted match lifts its own slot

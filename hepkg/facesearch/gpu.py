@@ -52,7 +52,7 @@ from hepkg.rns import device as rdev
 from . import chebyshev
 from .decision import SlotRule, paper_member
 from .packing import Layout, bsgs_shape
-from .protocol import AGGREGATES, sum_weight
+from .protocol import membership_answer, sum_weight
 
 __all__ = ["VARIANTS", "PAPER_NAME", "DeviceInfo", "device_info", "stream_pool_size", "key_plan", "memory_estimate",
            "PhaseTimer", "DeviceServer", "expected_table2"]
@@ -363,8 +363,8 @@ class DeviceServer:
         :func:`~hepkg.facesearch.protocol.sum_weight`, as the CPU server's); ``"slots"``: the tree reduction alone,
         per slot the sum over the groups, for :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). One
         ciphertext down either way."""
-        if aggregate not in AGGREGATES:
-            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+        if aggregate not in ("sum", "slots"):
+            raise ValueError(f"aggregate must be 'sum' or 'slots' on the device, got {aggregate!r}")
         level = self.compared(query, sum_weight(self.layout.slots) if aggregate == "sum" else 1.0)
         with self.timer.phase("aggregation"), self.ctx.counting() as ops:
             while len(level) > 1:
@@ -375,7 +375,7 @@ class DeviceServer:
                 total = rotate_and_sum(self.ctx, total, self.layout.slots)
         self.counts["aggregation_rotations"] = ops["rotate"]
         with self.timer.phase("download"):
-            out = self.ctx.serialize(total)
+            out = membership_answer(self.ctx, total, aggregate, self.layout)
         self.transfers.update(down_cts=1, down_bytes=len(out))
         self._track()
         return out
@@ -517,7 +517,7 @@ def measure(config: dict) -> list[dict]:
                 t = time.perf_counter()
                 ids = client.indicators(server.identify(query), layout)
                 identify_s = time.perf_counter() - t
-                count, slot_values = client.count(answer), client.slot_values(slot_answer)[:slots]
+                count, slot_values = client.count(answer, "sum"), client.slot_values(slot_answer)[:slots]
                 got_ids, slot_member, paper = _identified(ids), rule.member(slot_values), paper_member(count)
                 member = slot_member if rule.sound else bool(got_ids)
                 rows.append(base | decision | dict(

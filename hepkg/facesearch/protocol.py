@@ -41,11 +41,14 @@ from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 from . import chebyshev, similarity
 from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query, scores_from_slots
 
-__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "sum_weight", "AGGREGATES"]
+__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "sum_weight", "padding_count",
+           "membership_answer", "AGGREGATES"]
 
 _MANIFEST = "manifest.json"
-#: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
-AGGREGATES = ("sum", "slots")
+#: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`); the answer
+#: names it (:func:`membership_answer`), and the client refuses an answer aggregated otherwise than it decides.
+AGGREGATES = ("count", "sum", "slots")
+_ANSWER_FIELDS = {"aggregate": lambda v: v in AGGREGATES, "K": is_int(1), "slots": is_int(1), "groups": is_int(1)}
 #: an enrollment's folder while it is written, or the database it replaced while that is removed (its pid)
 _ENROLLING = re.compile(r"\..+\.enrolling-(\d+)(\.old)?")
 _MANIFEST_FIELDS = {"K": is_int(1), "l": is_int(1), "slots": is_int(1), "key_id": is_hex(16),
@@ -70,6 +73,25 @@ def sum_weight(slots: int) -> float:
     is refused (:class:`hepkg.he.ScaleOverflow`); a count of 1024 matches wrapped to 0 before bounds were
     tracked. The client multiplies by slots."""
     return 1.0 / slots
+
+
+def padding_count(layout: Layout, kappa: int, *, delta: float = chebyshev.DELTA, path: str = "cpu",
+                  weight: float = 1.0) -> float:
+    """What the padding adds to the paper's membership sum: its G x slots - K empty slots (score 0, public)
+    each give the comparison's p(0) (times ``weight``). At kappa 8, p(0) = 1.7e-4: a database of K = 1024 at
+    2^14 slots sums 2.6 over its padding alone, a false positive of the paper's rule (count >= 0.5)."""
+    p0 = float(chebyshev.compare_numpy(np.zeros(1), kappa, delta=delta, path=path, weight=weight)[0])
+    return (layout.groups * layout.slots - layout.K) * p0
+
+
+def membership_answer(ctx, ct, aggregate: str, layout: Layout) -> bytes:
+    """A membership answer: the ciphertext with how it was aggregated and the database's shape, authenticated
+    (session key), so that a client deciding by another aggregation refuses it (:meth:`Client.count`,
+    :meth:`Client.slot_values`)."""
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    return envelope.pack("face-membership", dict(aggregate=aggregate, K=layout.K, slots=layout.slots,
+                                                 groups=layout.groups), ctx.serialize(ct), key=ctx.session_key)
 
 
 def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
@@ -234,16 +256,32 @@ class Client:
         ct = self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
         return envelope.pack("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
 
-    def count(self, answer: bytes) -> float:
-        """The membership answer: slot 0 holds the sum of the comparison over every slot of every group, each
-        weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots."""
-        slots = self.ctx.params.n // 2
-        return float(self.ctx.decrypt(self.ctx.deserialize(answer, guard=True), 1).real[0]) * slots
+    def _answer(self, answer: bytes, want: tuple[str, ...]):
+        """The answer's metadata and ciphertext; ValueError unless it was aggregated as one of ``want``."""
+        meta, ct = envelope.unpack(answer, "face-membership", key=self.ctx.session_key)
+        envelope.require(meta, _ANSWER_FIELDS, "face-search membership answer")
+        if meta["aggregate"] not in want:
+            raise ValueError(f"the membership answer was aggregated by {meta['aggregate']!r}; this decision needs "
+                             f"{' or '.join(map(repr, want))} (Server.membership(..., aggregate=...))")
+        if meta["slots"] != self.ctx.params.n // 2:
+            raise ValueError(f"the answer has {meta['slots']} slots; this context has {self.ctx.params.n // 2}")
+        return meta, self.ctx.deserialize(ct, guard=True)
+
+    def count(self, answer: bytes, aggregate: str = "count") -> float:
+        """The count of a membership answer aggregated by ``aggregate`` (refused otherwise): ``"count"``, the
+        matches' comparison summed over the K entries (the padding's public contribution removed by the
+        server); ``"sum"``, the paper's sum over every slot of every group, padding included. Slot 0 holds the
+        sum weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots. Decide with
+        :func:`~hepkg.facesearch.decision.paper_member` (count >= 0.5)."""
+        if aggregate not in ("count", "sum"):
+            raise ValueError(f"a count is aggregated by 'count' or 'sum', not {aggregate!r}")
+        meta, ct = self._answer(answer, (aggregate,))
+        return float(self.ctx.decrypt(ct, 1).real[0]) * meta["slots"]
 
     def slot_values(self, answer: bytes) -> np.ndarray:
-        """A membership answer aggregated by ``"slots"``: per slot, the comparison summed over the groups
-        (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
-        return self.ctx.decrypt(self.ctx.deserialize(answer, guard=True)).real
+        """A membership answer aggregated by ``"slots"`` (refused otherwise): per slot, the comparison summed
+        over the groups (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
+        return self.ctx.decrypt(self._answer(answer, ("slots",))[1]).real
 
     def indicators(self, answers: list[bytes], layout: Layout) -> np.ndarray:
         """The K comparison values (about 1 for a match, 0 otherwise) of an identification answer."""
@@ -301,7 +339,8 @@ class Server:
 
             def one(k: int):
                 with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
-                    return compare(similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1))
+                    scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1)
+                return compare(scores)  # timed apart, as the streamed method's
             yield from self._in_flight(mapper, one, range(lay.groups))
 
     def _in_flight(self, mapper, fn, items):
@@ -310,22 +349,30 @@ class Server:
         for start in range(0, len(items), self.workers):
             yield from mapper(fn, items[start:start + self.workers])
 
-    def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "sum", **kw) -> bytes:
-        """Algorithm 7: the comparison added over the groups, then (``aggregate="sum"``, the paper's) summed over
-        every slot by rotate-and-sum, the count in every slot; ``aggregate="slots"``: the groups' sum alone, for
-        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). The sum's comparisons are weighted by
-        :func:`sum_weight` (free), so that its worst case (every entry a match) fits the last level's capacity;
-        :meth:`Client.count` scales it back."""
+    def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "count", **kw) -> bytes:
+        """Algorithm 7: the comparison added over the groups, then summed over every slot by rotate-and-sum, the
+        count in every slot. ``aggregate="count"`` (hepkg's): less the padding's public contribution
+        (:func:`padding_count`, one scalar subtraction), so the count is the K entries' alone and the paper's
+        rule (count >= 0.5) decides it; the client learns that one number, as from the paper's answer.
+        ``"sum"``: the paper's, padding included. ``"slots"``: the groups' slot-wise sum alone, for
+        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation; it shows the client every slot's sum over the
+        groups). The sums' comparisons are weighted by :func:`sum_weight` (free), so that the worst case (every
+        entry a match) fits the last level's capacity; :meth:`Client.count` scales it back. The answer names
+        its aggregation (:func:`membership_answer`)."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         chebyshev.check_kappa(kappa, kw.get("path", "cpu"))
-        weight = sum_weight(self.db.layout.slots) if aggregate == "sum" else 1.0
+        lay = self.db.layout
+        weight = 1.0 if aggregate == "slots" else sum_weight(lay.slots)
         total = self._fold(self.compared(query, method, kappa, weight=weight, **kw))
-        if aggregate == "sum":
+        if aggregate != "slots":
             with self._phase("aggregation"):
-                total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
+                total = rotate_and_sum(self.ctx, total, lay.slots)
+                if aggregate == "count":
+                    total = self.ctx.add(total, -padding_count(lay, kappa, delta=kw.get("delta", chebyshev.DELTA),
+                                                               path=kw.get("path", "cpu"), weight=weight))
         with self._phase("download"):
-            return self.ctx.serialize(total)
+            return membership_answer(self.ctx, total, aggregate, lay)
 
     def _fold(self, cts):
         """The slot-wise sum of the groups' comparison ciphertexts, added as they arrive."""
@@ -342,7 +389,7 @@ class Server:
             raise ValueError(f"expected the {self.db.layout.groups} answers of one identification, got {len(answers)}")
         total = self._fold(self.ctx.deserialize(a, guard=True) for a in answers)
         with self._phase("download"):
-            return self.ctx.serialize(total)
+            return membership_answer(self.ctx, total, "slots", self.db.layout)
 
     def identify(self, query: bytes, method: str, kappa: int, **kw) -> list[bytes]:
         """Algorithm 8: one comparison ciphertext per group."""
