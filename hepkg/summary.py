@@ -187,6 +187,8 @@ def computation(folder: pathlib.Path, run: dict) -> tuple[float | None, int | No
 
 
 def _revision(run: dict) -> str:
+    if not run:
+        return ""
     git = (run.get("system") or {}).get("git") or {}
     rev = (git.get("revision") or "unknown")[:7]
     return f"{rev}, DIRTY" if git.get("dirty") else f"{rev}, clean"
@@ -246,8 +248,8 @@ def _gb(value) -> str:
 def summary_markdown(rows: list[dict]) -> str:
     head = ("| notebook | scale | status | computed from | computation (s) | peak memory | claims hold | fail "
             "| inconclusive | not measured | not reproducible here |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-    body = "".join(f"| {r['notebook'] or r['section']} | {r['scale']} | {r['status']} | {r['revision']} | "
-                   f"{r['seconds']} | {_gb(r['peak_gb'])} | "
+    body = "".join(f"| {r['notebook'] or r['section']} | {r['scale'] or ''} | {r['status']} | {r['revision']} | "
+                   f"{'' if r['seconds'] is None else r['seconds']} | {_gb(r['peak_gb'])} | "
                    + " | ".join(str(r[COLUMNS[s]]) for s in STATUSES) + " |\n" for r in rows)
     notes = "".join(f"\n- {r['notebook'] or r['section']}: {r['note']}" for r in rows if r["note"])
     errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
@@ -359,6 +361,31 @@ def _compact(value, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + " ... (claims.json has it all)"
 
 
+#: evidence lists longer than this show their first items and say how many more claims.json holds
+MAX_ITEMS = 8
+
+
+def _readable(value, top: bool = True) -> str:
+    """Evidence as a reader takes it in: ``key value`` pairs, numbers to 4 significant digits, one item of a list
+    of records per line; nothing cut in the middle (long lists say how many items claims.json adds)."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.4g}"
+    if isinstance(value, dict):
+        text = ", ".join(f"{_readable(k)} {_readable(v, False)}" for k, v in value.items())
+        return text if top else f"({text})"
+    if isinstance(value, list):
+        records = top and any(isinstance(v, dict) for v in value)  # one per line, without parentheses
+        items = [_readable(v, records) for v in value[:MAX_ITEMS]]
+        more = [f"and {len(value) - MAX_ITEMS} more ([claims.json](claims.json))"] if len(value) > MAX_ITEMS else []
+        if records:
+            return "<br>".join(items + more)
+        text = "; ".join(items + more)
+        return text if top else f"[{text}]"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
 def _order(path: pathlib.Path):
     kind = {"tab": 0, "fig": 1}.get(path.stem[:3], 2)
     num = re.match(r"(?:tab|fig)A?(\d+)", path.stem)
@@ -390,7 +417,7 @@ def section_page(folder: pathlib.Path) -> str:
         out += ["## Claims", "", ", ".join(f"{counts[s]} {s}" for s in STATUSES) + " ([`claims.json`](claims.json))",
                 "", "| claim | status | statement | source | evidence |", "|---|---|---|---|---|"]
         out += [f"| `{c['claim']}` | **{c['status']}** | {_compact(c['statement'])} | {_compact(c['source'])} | "
-                f"{_compact(c['evidence'])} |" for c in claims]
+                f"{_readable(c['evidence'])} |" for c in claims]
         out.append("")
     tables = sorted(folder.glob("*.md"), key=_order)
     tables = [t for t in tables if t.name != "README.md"]
