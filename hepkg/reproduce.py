@@ -197,7 +197,7 @@ def results_folder(args) -> pathlib.Path:
 def notebook_folder_parameter(root: pathlib.Path, scale: str | None, notebook: pathlib.Path) -> str | None:
     """``ARTIFACT_DIR`` for a notebook: None where its own default (:func:`hepkg.paths.results`) is ``root``, else
     ``root`` relative to the notebook inside the checkout, so that no machine path enters an executed copy."""
-    if paths.results(scale).resolve() == root.resolve():
+    if paths.CHECKOUT and paths.results(scale).resolve() == root.resolve():  # installed: the kernel's cwd differs
         return None
     if paths.CHECKOUT and root.resolve().is_relative_to(paths.ROOT):
         return os.path.relpath(root.resolve(), notebook.parent.resolve())
@@ -252,6 +252,8 @@ def main(argv=None) -> int:
     if args.record_tables:
         return record_tables(args)
 
+    if args.notebooks:  # the summary lists every notebook of this folder too
+        os.environ[paths.NOTEBOOKS_ENV] = str(pathlib.Path(args.notebooks).resolve())
     selected = notebooks(args.only.split(",") if args.only else None, args.notebooks)
     root = results_folder(args)
     executor = "dask" if args.scheduler else args.executor
