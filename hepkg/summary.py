@@ -190,8 +190,9 @@ def _revision(run: dict) -> str:
     if not run:
         return ""
     git = (run.get("system") or {}).get("git") or {}
-    rev = (git.get("revision") or "unknown")[:7]
-    return f"{rev}, DIRTY" if git.get("dirty") else f"{rev}, clean"
+    if not git.get("revision"):
+        return "no git revision"
+    return f"{git['revision'][:7]}, {'DIRTY' if git.get('dirty') else 'clean'}"
 
 
 def _note(section: str, status: str, run: dict) -> str:

@@ -149,3 +149,37 @@ def test_citation_lists_the_four_papers_and_this_artifact():
     notes = " ".join(r["notes"] for r in cff["references"])
     assert len(cff["references"]) == 4 and all(r["title"] and r["authors"] for r in cff["references"])
     assert all(f"section {s}" in notes or f"sections {s}" in notes for s in ("spmv", "gemm", "facesearch", "omr"))
+
+
+def test_a_wheel_installs_a_library_that_writes_where_its_user_runs_it(tmp_path):
+    """Outside the repository: results under the current directory, the notebooks asked for by name, the runner's
+    imports declared, the license shipped."""
+    import shutil
+    import zipfile
+
+    src = tmp_path / "src"  # a copy: building in place would leave build/ and an egg-info in the checkout
+    shutil.copytree(ROOT / "hepkg", src / "hepkg", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(tmp_path / "dist"), str(src)], check=True, cwd=tmp_path, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("hepkg-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        zf.extractall(tmp_path / "site")
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names) and not any("notebooks/" in n for n in names)
+    requires = {_name(line.split(":", 1)[1].strip()) for line in meta.splitlines() if line.startswith("Requires-Dist:")
+                and "extra ==" not in line}
+    assert {"psutil", "papermill", "pandas", "tabulate", "ipykernel"} <= requires
+    code = ("import pathlib, hepkg.paths as p, hepkg.reproduce as r\n"
+            "assert not p.CHECKOUT and p.committed() == pathlib.Path.cwd() / 'artifacts', p.committed()\n"
+            "assert p.results('quick') == pathlib.Path.cwd() / 'artifacts' / '_quick'\n"
+            "try:\n    r.notebooks()\nexcept SystemExit as exc:\n    print(exc)\n")
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("PYTHONPATH", "HEPKG_ARTIFACTS")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=user, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(tmp_path / "site")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "the notebooks are not part of the installed package" in out.stdout and "--notebooks DIR" in out.stdout
