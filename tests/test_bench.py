@@ -130,12 +130,11 @@ def test_save_table_writes_csv_and_markdown(tmp_path):
     assert no_tmp_left(tmp_path)
 
 
-def test_markdown_without_tabulate(monkeypatch):
+def test_markdown_tables_are_tabulates_with_cells_that_cannot_break_a_row():
     pd = pytest.importorskip("pandas")
-    real = report.importlib.util.find_spec
-    monkeypatch.setattr(report.importlib.util, "find_spec", lambda n, *a: None if n == "tabulate" else real(n, *a))
-    text = report.to_markdown(pd.DataFrame({"op": ["a|b"], "ms": [2 / 3]}))
-    assert text.splitlines() == ["| op | ms |", "|---|---|", "| a\\|b | 0.666667 |"]
+    text = report.to_markdown(pd.DataFrame({"op": ["a|b", "c\nd"], "ms": [2 / 3, 12.0]}))
+    assert text.splitlines() == ["| op   |        ms |", "|:-----|----------:|", "| a\\|b |  0.666667 |",
+                                 "| c d  | 12        |"]
 
 
 def test_save_figure_png_and_atomic_on_failure(tmp_path):
