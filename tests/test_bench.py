@@ -166,6 +166,7 @@ def test_write_run_json(tmp_path):
     assert (run["scale"], run["backend"], run["estimated"]) == ("quick", "sim", False)
     assert run["parameters"]["ARTIFACT_DIR"] == str(tmp_path)
     assert run["started"] <= run["finished"] and run["system"]["cpu"]
+    assert run["resumed_s"] >= 0 and run["peak_rss_bytes"] > 10 * 2 ** 20  # this process's largest resident set
     assert no_tmp_left(tmp_path)
 
 
