@@ -105,8 +105,9 @@ say "built in $BUILD_TIME; image size $((SIZE / 1000000)) MB"
 [ "$($ENGINE image inspect --format '{{.Config.User}}' $IMAGE)" = hepkg ] || die "the image does not run as user hepkg"
 
 # 3. the tests inside the image
-DATA=()  # as hepkg.paths.shared_data() finds it beside the checkout
-for d in "$REPO/../shared/data" "$REPO/shared/data"; do
+DATA=()  # as hepkg.paths.shared_data() finds it beside the checkout (or beside the main one, from a git worktree)
+MAIN=$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")
+for d in "$REPO/../shared/data" "$REPO/shared/data" "$MAIN/../shared/data"; do
   [ -d "$d" ] && { DATA=(--volume "$(readlink -f "$d"):/home/hepkg/hepkg/shared/data:ro"); say "datasets from $d"; break; }
 done
 if [ $ENGINE = podman ]; then
