@@ -59,8 +59,8 @@ check-figures: $(STAMP) ## CI: make figures on a clean tree must leave it clean 
 bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch,omr) -> artifacts/bench
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
 
-bench-rns: $(STAMP) ## the rns engine's NTT, product, rotation, hoisted step beside OpenFHE (N = 2^15, 2^16; depth 9, 11), the paper's GPU figures, kernel bandwidth -> artifacts/bench/rns_*
-	OMP_NUM_THREADS=1 $(PY) -m hepkg.bench.rns_ops --save
+bench-rns: $(STAMP) ## the rns engine (numpy, numba; CuPy on a GPU: each op's floor) beside OpenFHE at 1 and every thread: NTT, product, rotation, hoisted steps (N = 2^15, 2^16; depth 9, 11) -> artifacts/bench/rns_*
+	$(PY) -m hepkg.bench.rns_ops --save
 
 bench-ops: $(STAMP) ## per-op latency medians on every installed backend, beside the CSSC paper's Table 1
 	$(PY) -m hepkg.bench.ops
