@@ -104,7 +104,9 @@ _VOLATILE = ("duration", "end_time", "start_time")
 def normalize(executed: pathlib.Path, source: pathlib.Path) -> None:
     """Rewrite an executed notebook without what changes from run to run: papermill's and nbclient's timestamps
     and durations, the machine paths of its input and output, and the injected parameter cell's random id (it
-    becomes ``injected-parameters``); cells without an id get ``cell-<n>``. Outputs are kept as they are."""
+    becomes ``injected-parameters``); cells without an id get ``cell-<n>``. Consecutive stream outputs of one
+    stream are joined (the kernel flushes a print in one message or two, as timing has it); outputs are kept
+    otherwise as they are."""
     nb = json.loads(executed.read_text())
     meta = nb.get("metadata", {}).get("papermill", {})
     for key in (*_VOLATILE, "output_path"):
@@ -119,7 +121,22 @@ def normalize(executed: pathlib.Path, source: pathlib.Path) -> None:
         if "injected-parameters" in cell["metadata"].get("tags", []):
             cell["id"] = "injected-parameters"
         cell.setdefault("id", f"cell-{n}")
+        if "outputs" in cell:
+            cell["outputs"] = _joined_streams(cell["outputs"])
     executed.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _joined_streams(outputs: list) -> list:
+    """``outputs`` with each run of stream outputs of one name (stdout, stderr) joined into one."""
+    out = []
+    for o in outputs:
+        if o.get("output_type") == "stream" and out and out[-1].get("output_type") == "stream" \
+                and out[-1].get("name") == o.get("name"):
+            text = "".join(out[-1]["text"]) + "".join(o["text"])
+            out[-1] = dict(out[-1], text=text.splitlines(keepends=True))
+        else:
+            out.append(o)
+    return out
 
 
 @contextlib.contextmanager

@@ -162,3 +162,31 @@ def test_papermill_sees_every_parameter_the_runner_passes():
         cell = next(c for c in json.loads(nb.read_text())["cells"] if "parameters" in c["metadata"].get("tags", []))
         names = {p.name for p in PythonTranslator.inspect({"source": "".join(cell["source"])})}
         assert {"SCALE", "SEED", "ARTIFACT_DIR", "EXECUTOR", "WORKERS", "SCHEDULER", "RENDER_ONLY"} <= names, nb.name
+
+
+def test_normalize_joins_a_stream_split_across_messages(tmp_path):
+    """A print the kernel flushed in two messages and one flushed in one normalize to the same bytes."""
+    from hepkg.reproduce import normalize
+
+    def executed(outputs):
+        cell = dict(cell_type="code", id="a", metadata=dict(execution={"iopub.status.busy": "t"}, papermill=dict(
+            duration=1.5, start_time="t0", end_time="t1")), source="print(x)", outputs=outputs, execution_count=1)
+        return dict(cells=[cell], metadata=dict(papermill=dict(duration=2, output_path="/tmp/x.ipynb")), nbformat=4,
+                    nbformat_minor=5)
+
+    def stream(name, text):
+        return dict(output_type="stream", name=name, text=text)
+
+    split = executed([stream("stdout", ["a\n", "b"]), stream("stdout", ["\n"]), stream("stderr", ["w\n"]),
+                      stream("stdout", ["c\n"])])
+    whole = executed([stream("stdout", ["a\n", "b\n"]), stream("stderr", ["w\n"]), stream("stdout", ["c\n"])])
+    files = []
+    for i, nb in enumerate((split, whole)):
+        path = tmp_path / f"{i}.ipynb"
+        path.write_text(json.dumps(nb))
+        normalize(path, tmp_path / "src.ipynb")
+        files.append(path.read_bytes())
+    assert files[0] == files[1]
+    cell = json.loads(files[0])["cells"][0]
+    assert [o["name"] for o in cell["outputs"]] == ["stdout", "stderr", "stdout"]
+    assert "execution" not in cell["metadata"] and "duration" not in cell["metadata"]["papermill"]
