@@ -22,6 +22,6 @@ step 02_test_rns_cupy "${T_RNS:-130}" env HEPKG_RNS_XP=cupy HEPKG_TEST_CKKS=ckks
     $PY -m pytest -p no:cacheprovider -p no:benchmark -n 8 --dist load -m "not full and not slow" -q -rs \
     tests/test_he_protocol.py tests/test_hardening.py tests/test_fuzz.py
 step 03_bench_rns_cupy "${T_BENCH:-90}" env HEPKG_ARTIFACTS="$OUT/art" \
-    $PY -m hepkg.bench.rns_ops --xp cupy --save --tag gpu
+    $PY -m hepkg.bench.rns_ops --paths cupy --save --tag gpu
 tar czf "$OUT/art.tgz" -C "$OUT" art && rm -rf "$OUT/art"
 echo "total $(($(date +%s) - T0)) s"

@@ -16,7 +16,7 @@ def _check_measured(rows):
 
 
 def test_engine_alone_names_the_missing_openfhe_set():
-    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, xps=["numpy"])
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, paths=["numpy"])
     assert list(table.columns) == rns_ops.COLUMNS and len(table) == 2 * len(rns_ops.OPS)
     assert set(table.backend) == {"rns-numpy", "openfhe"} and (table.N == 4096).all() and (table.depth == 3).all()
     mine = table[table.backend == "rns-numpy"]
@@ -29,7 +29,7 @@ def test_engine_alone_names_the_missing_openfhe_set():
 
 def test_engine_alone_where_openfhe_is_not_installed(monkeypatch):
     monkeypatch.setattr(he, "availability", lambda: {"openfhe": False})
-    table = rns_ops.measure_config("rns-test-4096-d3", "toy-ckks-4096-d11", reps=1, xps=["numpy"])
+    table = rns_ops.measure_config("rns-test-4096-d3", "toy-ckks-4096-d11", reps=1, paths=["numpy"])
     theirs = table[table.backend == "openfhe"]
     assert len(theirs) == len(rns_ops.OPS) and theirs.median_ms.isna().all()
     assert theirs.note.str.contains("OpenFHE is not installed").all() and table.vs_openfhe.isna().all()
@@ -39,7 +39,7 @@ def test_engine_alone_where_openfhe_is_not_installed(monkeypatch):
 def test_main_saves_tagged_tables_of_the_named_array_module(tmp_path, monkeypatch):
     monkeypatch.setenv("HEPKG_ARTIFACTS", str(tmp_path))
     monkeypatch.setattr(rns_ops, "engine_sets", lambda n, d: ("rns-test-4096-d3", None))
-    rns_ops.main(["--n", "12", "--depth", "3", "--reps", "1", "--xp", "numpy", "--save", "--tag", "probe"])
+    rns_ops.main(["--n", "12", "--depth", "3", "--reps", "1", "--paths", "numpy", "--save", "--tag", "probe"])
     saved = sorted(p.name for p in (tmp_path / "bench").iterdir())
     assert saved == sorted(f"{t}_probe.{e}" for t in ("rns_ops", "rns_ops_published", "rns_bandwidth")
                            for e in ("csv", "md"))
@@ -49,17 +49,39 @@ def test_main_saves_tagged_tables_of_the_named_array_module(tmp_path, monkeypatc
 
 @pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
 def test_engine_beside_openfhe_on_the_same_moduli_sizes():
+    """numpy, numba at 1 and 2 threads and OpenFHE at 1 and 2 threads in one interleaved run; ratios over
+    single-threaded OpenFHE."""
+    pytest.importorskip("numba")
     mine = fitted(TOY.name, TOY.n, TOY.scale_bits, TOY.qi_bits[:-1])
-    table = rns_ops.measure_config(mine, TOY.name, reps=1, insecure=True)
-    assert list(table.columns) == rns_ops.COLUMNS and len(table) == 2 * len(rns_ops.OPS)
-    assert (table.depth == 11).all()
+    table = rns_ops.measure_config(mine, TOY.name, reps=1, insecure=True, paths=["numpy", "numba"], threads=[1, 2])
+    sides = {("rns-numpy", 1), ("rns-numba", 1), ("rns-numba", 2), ("openfhe", 1), ("openfhe", 2)}
+    assert list(table.columns) == rns_ops.COLUMNS and len(table) == len(sides) * len(rns_ops.OPS)
+    assert set(zip(table.backend, table.threads)) == sides and (table.depth == 11).all()
     measured = table[table.median_ms.notna()]
-    assert len(measured) == 2 * len(rns_ops.OPS) - 1                    # OpenFHE's NTT is not exposed
+    assert len(measured) == len(sides) * len(rns_ops.OPS) - 2           # OpenFHE's NTT is not exposed
     _check_measured(measured)
-    ratio = table.set_index(["backend", "op"]).vs_openfhe
-    assert (ratio["openfhe"].drop("ntt") == 1).all()
-    assert np.isfinite(ratio["rns-numpy"].drop("ntt")).all() and (ratio["rns-numpy"].drop("ntt") > 0).all()
+    ratio = table.set_index(["backend", "threads", "op"]).vs_openfhe.sort_index()
+    assert (ratio["openfhe", 1].drop("ntt") == 1).all()
+    for side in sides - {("openfhe", 1)}:
+        assert np.isfinite(ratio[side].drop("ntt")).all() and (ratio[side].drop("ntt") > 0).all(), side
     assert table.query("backend == 'openfhe' and op == 'ntt'").note.str.contains("not exposed").all()
+
+
+def test_openfhe_threads_are_set_per_call():
+    pytest.importorskip("openfhe")
+    import ctypes
+    import pathlib
+
+    import openfhe
+    lib = sorted(pathlib.Path(openfhe.__file__).parent.glob("lib/libgomp*.so*"))
+    gomp = ctypes.CDLL(str(lib[0])) if lib else ctypes.CDLL("libgomp.so.1")
+    before = gomp.omp_get_max_threads()
+    try:
+        for count in (1, 3):
+            rns_ops.openfhe_threads(count)
+            assert gomp.omp_get_max_threads() == count
+    finally:
+        gomp.omp_set_num_threads(before)
 
 
 def test_sets_and_array_modules():
@@ -69,11 +91,11 @@ def test_sets_and_array_modules():
     base = he.get_params("ckks-32768-d11")
     assert (mine.n, mine.depth, theirs.n, theirs.depth, theirs.ks_digits) == (65536, 11, 65536, 11, mine.dnum)
     assert theirs.qi_bits == base.qi_bits and theirs.scale_bits == base.scale_bits and theirs.secure
-    assert rns_ops.array_modules()[0] == "numpy"
+    assert rns_ops.array_modules()[0] == "numpy" and rns_ops.default_threads()[0] == 1
 
 
 def test_beside_published_divides_ours_by_the_papers_figures():
-    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, xps=["numpy"]).assign(N=32768)
+    table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, paths=["numpy"]).assign(N=32768)
     out = rns_ops.beside_published(table)
     assert set(out.op) == {"hoist_step", "rotate", "ntt"} and (out.backend == "rns-numpy").all()
     np.testing.assert_allclose(out.ratio, out.median_ms / out.published_ms)
@@ -82,9 +104,49 @@ def test_beside_published_divides_ours_by_the_papers_figures():
 
 def test_kernel_bandwidth_counts_bytes_against_a_copy():
     table = rns_ops.kernel_bandwidth("rns-test-4096-d3", reps=1).set_index("kernel")
-    assert list(table.index) == list(rns_ops.KERNEL_BYTES) and (table.xp == "numpy").all()
+    assert list(table.index) == list(rns_ops.KERNEL_BYTES) and (table.path == "numpy").all()
     residues = 4 * 4096                                                     # depth 3: four Q limbs
     assert (table.limbs == 4).all()
     assert table.bytes["copy"] == 16 * residues and table.bytes["ntt"] == 16 * 12 * residues
     np.testing.assert_allclose(table.gb_per_s, table.bytes / (table.median_ms * 1e6))
     assert table.of_copy["copy"] == 1 and (table.of_copy > 0).all()
+
+
+def test_floor_model_counts_bytes_and_multiplies():
+    """The floor of rns-ckks-32768-d9 (N = 2^15, k = 10, p = 4, digits 4 + 4 + 2) on an H100 SXM's peaks."""
+    from hepkg.bench import rns_floor
+    from hepkg.rns import get_params
+
+    p = get_params("rns-ckks-32768-d9")
+    assert (len(p.q_primes), len(p.p_primes), p.dnum) == (10, 4, 3)
+    peaks = rns_floor.device_peaks(dict(memoryClockRate=2619000, memoryBusWidth=5120, multiProcessorCount=132,
+                                        clockRate=1980000))
+    assert peaks["bandwidth"] == pytest.approx(3.352e12, rel=1e-3)
+    assert peaks["imads"] == pytest.approx(132 * 1.98e9 * 64)
+    work = rns_floor.work(p)
+    n = 32768
+    assert work["ntt"] == (8 * n * 60, 20 * n / 2 * 15 * 10)
+    assert work["rotate"][0] == 8 * n * (40 + 2 * 3 * 14 + 4 * 14)
+    assert work["hoist_step"][0] == 8 * n * (3 * 14 + 2 * 3 * 14 + 20)
+    assert work["mul_relin_rescale"][1] > work["rotate"][1] > work["hoist_step"][1] > work["ntt"][1]
+    assert work["baby_steps"][0] == 8 * n * (20 + 4 * 14) + 22 * work["hoist_step"][0]
+    assert work["rotate"][1] + 21 * work["hoist_step"][1] == pytest.approx(work["baby_steps"][1])
+    floors = rns_floor.floor_us(p, peaks)
+    for op, f in floors.items():
+        assert f["floor_us"] == max(f["memory_us"], f["compute_us"]) > 0, op
+    assert 2 < floors["ntt"]["floor_us"] < 10 and 10 < floors["rotate"]["floor_us"] < 40
+
+
+def test_gpu_rows_carry_floor_batch_and_host_times_on_the_standin():
+    from hepkg.rns import standin
+
+    standin.install()
+    try:
+        table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, paths=["cupy"])
+    finally:
+        standin.uninstall()
+    mine = table[table.backend == "rns-cupy"].set_index("op")
+    assert list(mine.index) == list(rns_ops.OPS) and mine.threads.isna().all()
+    assert (mine.floor_us > 0).all() and (mine.batch32_ms.notna()).all() and (mine.host_ms.notna()).all()
+    np.testing.assert_allclose(mine.of_floor, 1e3 * mine.median_ms / mine.floor_us)
+    assert table[table.backend == "openfhe"].floor_us.isna().all()

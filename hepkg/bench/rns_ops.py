@@ -1,20 +1,26 @@
 """Microbenchmarks of hepkg's RNS-CKKS engine beside OpenFHE: NTT, product, rotation, hoisted rotation.
 
-``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--xp numpy cupy] [--save [--tag T]]``
-times, for each ring degree 2^n and depth, the engine's own full-size set (``rns-ckks-<N>-d<depth>``, numpy,
-and CuPy where :mod:`hepkg.rns.device` finds it) and hepkg's OpenFHE set of the same shape
-(``ckks-<N>-d<depth>``; at N = 2^16 the 2^15 set's moduli, see :func:`engine_sets`), interleaved in
-one run (one warm-up round); where OpenFHE is not installed (a GPU machine, say) its rows say so:
+``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--paths numpy numba cupy] [--threads 1 2]
+[--save [--tag T]]`` times, for each ring degree 2^n and depth, the engine's own full-size set
+(``rns-ckks-<N>-d<depth>``) and hepkg's OpenFHE set of the same shape (``ckks-<N>-d<depth>``; at N = 2^16 the
+2^15 set's moduli, see :func:`engine_sets`), every side interleaved in one run (one warm-up round):
 
-- ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
-  bindings do not expose its NTT: no OpenFHE row);
-- ``mul_relin_rescale``: ciphertext x ciphertext, relinearization, rescale;
-- ``rotate``: one rotation (one key switch);
-- ``hoist_step``: per extra step of a hoisted rotation, (t(k steps) - t(1 step)) / (k - 1), k = HOIST.
+- the engine on each kernel path (:mod:`hepkg.rns.device`): ``numpy`` (the reference, one thread), ``numba``
+  (the compiled CPU kernels, at each thread count of ``--threads``) and ``cuda`` (CuPy, where a GPU is visible);
+- OpenFHE at each thread count (its OpenMP threads set per call, ``omp_set_num_threads`` of the libgomp its
+  wheel ships); where OpenFHE is not installed (a GPU machine, say) its rows say so.
+
+The ops: ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
+bindings do not expose its NTT: no OpenFHE row); ``mul_relin_rescale``: ciphertext x ciphertext,
+relinearization, rescale (the engine folds the rescale into the relinearization's ModDown); ``rotate``: one rotation (one key switch); ``hoist_step``: per extra step of a
+hoisted rotation, (t(k steps) - t(1 step)) / (k - 1), k = HOIST; ``baby_steps``: the k = HOIST = 22 steps of
+one hoisted rotation, face search's BSGS baby steps at l = 512 (n1 = 23), which BSGS-TBS computes on the host.
 
 OpenFHE is timed through its backend's raw hooks (the library calls, without hepkg's protocol
-bookkeeping), the engine through its own methods. ``vs_openfhe``: median / OpenFHE's median.
-Run OpenFHE single-threaded (``OMP_NUM_THREADS=1``, the default here) to compare with numpy.
+bookkeeping), the engine through its own methods. ``vs_openfhe``: median / single-threaded OpenFHE's median.
+On a GPU (the ``cuda`` rows) also: ``floor_us``, the op's floor on this device (:mod:`hepkg.bench.rns_floor`)
+and ``of_floor`` = median / floor; ``batch32_ms``, the time per op of BATCH independent ops issued back to back
+(throughput); ``host_ms``, the host's time to issue one op (the call returning, before the device finishes).
 :func:`beside_published` sets the N = 2^15 rows beside the GPU and CPU latencies the face-search paper states;
 :func:`kernel_bandwidth` gives each kernel's achieved bandwidth against a plain copy on the same device.
 """
@@ -25,10 +31,15 @@ import os
 
 import numpy as np
 
-OPS = ("ntt", "mul_relin_rescale", "rotate", "hoist_step")
-#: rotation steps of the hoisted measurement (k = HOIST)
-HOIST = 8
-COLUMNS = ["op", "N", "depth", "backend", "median_ms", "q1_ms", "q3_ms", "reps", "vs_openfhe", "note"]
+OPS = ("ntt", "mul_relin_rescale", "rotate", "hoist_step", "baby_steps")
+#: rotation steps of the hoisted measurement (k = HOIST): face search's baby steps at l = 512 (n1 - 1 = 22)
+HOIST = 22
+COLUMNS = ["op", "N", "depth", "backend", "threads", "median_ms", "q1_ms", "q3_ms", "reps", "vs_openfhe",
+           "floor_us", "of_floor", "batch32_ms", "host_ms", "note"]
+#: independent ops issued back to back for the GPU's throughput (one synchronization at the end)
+BATCH = 32
+#: the engine's kernel paths, by the name the bench takes (``cupy`` runs the ``cuda`` kernels)
+PATHS = ("numpy", "numba", "cupy")
 
 
 def engine_sets(n_log: int, depth: int) -> tuple:
@@ -48,13 +59,20 @@ def engine_sets(n_log: int, depth: int) -> tuple:
 
 
 def array_modules() -> list[str]:
-    """'numpy', plus 'cupy' where the engine can use it (CuPy installed and a device visible)."""
-    from hepkg.rns.device import array_module
+    """The engine's kernel paths found here: 'numpy', 'numba' where numba is installed, 'cupy' where CuPy sees a
+    device."""
+    from hepkg.rns.device import array_module, compiled_available
+    found = ["numpy"] + (["numba"] if compiled_available() else [])
     try:
         array_module("cupy")
-        return ["numpy", "cupy"]
+        return found + ["cupy"]
     except (ImportError, RuntimeError):
-        return ["numpy"]
+        return found
+
+
+def default_threads() -> list[int]:
+    """One thread and every core (the CPU sides' thread counts)."""
+    return sorted({1, os.cpu_count() or 1})
 
 
 #: per-op latencies the face-search paper states (Sec. 5.1.3, 5.2; N = 2^15, scale 2^45; FIDESlib v1.0.0 on an
@@ -76,20 +94,21 @@ PUBLISHED = (
 KERNEL_BYTES = {"copy": 16, "add_mod": 24, "mul_mod": 24, "mul_shoup": 16, "ntt": lambda n: 16 * (n.bit_length() - 1)}
 
 
-def kernel_bandwidth(params, xp="numpy", *, reps: int = 5, seed: int = 0):
-    """Achieved bandwidth of the engine's kernels on one (k, N) array of the set's Q basis (``xp``: numpy
-    or cupy): the bytes in :data:`KERNEL_BYTES` over the median time, and as a fraction of a plain copy
-    of the same array on the same device (memory-bound kernels: the copy is the floor)."""
+def kernel_bandwidth(params, path="numpy", *, reps: int = 5, seed: int = 0):
+    """Achieved bandwidth of the engine's kernels on one (k, N) array of the set's Q basis (kernel path
+    ``path``: numpy, numba or cupy; numba at its current threads): the bytes in :data:`KERNEL_BYTES` over the
+    median time, and as a fraction of a plain copy of the same array on the same device (memory-bound kernels:
+    the copy is the floor)."""
     import pandas as pd
 
     from hepkg.rns import get_params
     from hepkg.rns.arith import add_mod, mul_mod, mul_shoup
     from hepkg.rns.basis import Bases
-    from hepkg.rns.device import array_module
+    from hepkg.rns.device import path as kernel_path
 
     from .repeat import interleaved
 
-    p, xp = get_params(params), array_module(xp)
+    p, xp = get_params(params), _array_module(path)
     bases = Bases(p.n, p.q_primes, p.p_primes, xp)
     rows = bases.q_rows(0)
     m, ntt = bases.mod(rows), bases.ntt(rows)
@@ -103,7 +122,7 @@ def kernel_bandwidth(params, xp="numpy", *, reps: int = 5, seed: int = 0):
     runs = interleaved({k: _synced(fn, xp) for k, fn in calls.items()}, reps=reps, progress=False)
     med = runs.groupby("method").wall_s.median()
     residues = a.size
-    table = pd.DataFrame([dict(kernel=k, N=p.n, limbs=len(rows), xp=xp.__name__,
+    table = pd.DataFrame([dict(kernel=k, N=p.n, limbs=len(rows), path=kernel_path(xp),
                                bytes=residues * (nb(p.n) if callable(nb) else nb), median_ms=1e3 * med[k])
                           for k, nb in KERNEL_BYTES.items()])
     table["gb_per_s"] = table.bytes / table.median_ms / 1e6
@@ -127,9 +146,16 @@ def _inputs(slots: int, seed: int):
     return rng.uniform(-1, 1, slots), rng.uniform(-1, 1, slots)
 
 
+def _array_module(path: str):
+    """The engine's array module of a kernel path (numpy, numba or cupy)."""
+    from hepkg.rns.device import array_module
+    return array_module("cupy") if path == "cupy" else array_module("numpy", path)
+
+
 def _synced(fn, xp):
     """``fn`` followed by a device synchronization (CuPy), so the wall clock covers the kernels."""
-    if xp is np:
+    from hepkg.rns.device import on_gpu
+    if not on_gpu(xp):
         return fn
 
     def call():
@@ -139,21 +165,21 @@ def _synced(fn, xp):
     return call
 
 
-def rns_calls(params, xp="numpy", seed: int = 0) -> dict:
-    """The ops on the engine, as zero-argument calls: ntt, mul_relin_rescale, rotate, hoist_1, hoist_k."""
+def rns_calls(params, path="numpy", seed: int = 0) -> tuple:
+    """(the engine on kernel path ``path``: numpy, numba or cupy; its ops as zero-argument calls, not
+    synchronized: ntt, mul_relin_rescale, rotate, hoist_1, hoist_k)."""
     from hepkg.rns import CKKS
 
-    eng = CKKS(params, xp=xp, rotations=range(1, HOIST + 1))
+    eng = CKKS(params, xp=_array_module(path), rotations=range(1, HOIST + 1))
     a, b = (eng.encrypt(v) for v in _inputs(eng.slots, seed))
     ntt = eng.bases.ntt(eng.bases.q_rows(0))
     coeffs = ntt.inverse(a.data)
     steps = list(range(1, HOIST + 1))
-    calls = {"ntt": lambda: ntt.forward(coeffs),
-             "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
-             "rotate": lambda: eng.rotate(a, 1),
-             "hoist_1": lambda: eng.rotate_hoisted(a, steps[:1]),
-             "hoist_k": lambda: eng.rotate_hoisted(a, steps)}
-    return {op: _synced(fn, eng.xp) for op, fn in calls.items()}
+    return eng, {"ntt": lambda: ntt.forward(coeffs),
+                 "mul_relin_rescale": lambda: eng.relinearize(eng.mul(a, b), rescale=True),
+                 "rotate": lambda: eng.rotate(a, 1),
+                 "hoist_1": lambda: eng.rotate_hoisted(a, steps[:1]),
+                 "hoist_k": lambda: eng.rotate_hoisted(a, steps)}
 
 
 def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
@@ -167,6 +193,32 @@ def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
                  "rotate": lambda: ctx._rotate(a, 1),
                  "hoist_1": lambda: ctx._rotate_hoisted(a, steps[:1]),
                  "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
+
+
+def openfhe_threads(count: int) -> None:
+    """Set the OpenMP threads of OpenFHE's next calls from this thread (the libgomp its wheel ships, else the
+    system's); RuntimeError where no libgomp is found."""
+    import ctypes
+    import ctypes.util
+    import pathlib
+
+    import openfhe
+
+    bundled = sorted(pathlib.Path(openfhe.__file__).parent.glob("lib/libgomp*.so*"))
+    name = str(bundled[0]) if bundled else ctypes.util.find_library("gomp")
+    if not name:
+        raise RuntimeError("OpenFHE's OpenMP runtime (libgomp) was not found: its threads cannot be set")
+    ctypes.CDLL(name).omp_set_num_threads(int(count))
+
+
+def _with_threads(calls: dict, set_threads, count: int) -> dict:
+    """``calls`` each preceded by ``set_threads(count)`` (microseconds, inside the timed call)."""
+    def wrap(fn):
+        def call():
+            set_threads(count)
+            return fn()
+        return call
+    return {op: wrap(fn) for op, fn in calls.items()}
 
 
 def launch_counts(params="rns-ckks-32768-d9", *, hoist: int = 3) -> dict:
@@ -183,7 +235,7 @@ def launch_counts(params="rns-ckks-32768-d9", *, hoist: int = 3) -> dict:
         ntt = eng.bases.ntt(eng.bases.q_rows(0))
         coeffs = ntt.inverse(a.data)
         ops = {"ntt": lambda: ntt.forward(coeffs),
-               "mul_relin_rescale": lambda: eng.rescale(eng.relinearize(eng.mul(a, b))),
+               "mul_relin_rescale": lambda: eng.relinearize(eng.mul(a, b), rescale=True),
                "rotate": lambda: eng.rotate(a, 1), "hoist_1": lambda: eng.rotate_hoisted(a, [1]),
                f"hoist_{hoist}": lambda: eng.rotate_hoisted(a, range(1, hoist + 1))}
         out = {}
@@ -252,19 +304,76 @@ def _stats(ms) -> dict:
     return dict(median_ms=med, q1_ms=q1, q3_ms=q3, reps=len(ms))
 
 
-def _rows(runs, backend: str) -> list[dict]:
-    """Per op: median and quartiles (ms) of one backend's runs; hoist_step per rep from hoist_k and hoist_1."""
-    mine = runs[runs.method.str.startswith(backend + "|")]
+def _rows(runs, side: str, backend: str, threads) -> list[dict]:
+    """Per op: median and quartiles (ms) of one side's runs; hoist_step per rep from hoist_k and hoist_1."""
+    mine = runs[runs.method.str.startswith(side + "|")]
     ms = {m.split("|", 1)[1]: 1e3 * g.sort_values("rep").wall_s.to_numpy() for m, g in mine.groupby("method")}
     if "hoist_k" in ms:
+        ms["baby_steps"] = ms["hoist_k"]
         ms["hoist_step"] = (ms.pop("hoist_k") - ms.pop("hoist_1")) / (HOIST - 1)
-    return [dict(op=op, backend=backend, **_stats(ms[op])) for op in OPS if op in ms]
+    return [dict(op=op, backend=backend, threads=threads, **_stats(ms[op])) for op in OPS if op in ms]
+
+
+def gpu_extras(eng, calls: dict, *, reps: int = 5) -> dict:
+    """{op: dict(floor_us, batch32_ms, host_ms)} of the engine's CuPy ``calls`` (not synchronized): the op's floor
+    on this device, the median time per op of BATCH ops issued back to back, the median time to issue one op."""
+    import time
+
+    from .rns_floor import device_peaks, floor_us
+
+    xp = eng.xp
+    sync = xp.cuda.Device().synchronize
+    floors = floor_us(eng.params, device_peaks(xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)), HOIST)
+    batch, host = {}, {}
+    for op, fn in calls.items():
+        b, h = [], []
+        for _ in range(reps):
+            sync()
+            t = time.perf_counter()
+            for _ in range(BATCH):
+                fn()
+            sync()
+            b.append((time.perf_counter() - t) / BATCH)
+            t = time.perf_counter()
+            fn()
+            h.append(time.perf_counter() - t)
+            sync()
+        batch[op], host[op] = 1e3 * np.asarray(b), 1e3 * np.asarray(h)
+    for ms in (batch, host):
+        ms["baby_steps"] = ms["hoist_k"]
+        ms["hoist_step"] = (ms.pop("hoist_k") - ms.pop("hoist_1")) / (HOIST - 1)
+    return {op: dict(floor_us=floors[op]["floor_us"], batch32_ms=float(np.median(batch[op])),
+                     host_ms=float(np.median(host[op]))) for op in OPS}
+
+
+def _sides(rns_params, openfhe_params, paths, threads, *, seed: int, insecure: bool) -> tuple:
+    """({side: (backend, threads, synchronized calls)}, {GPU side: (engine, raw calls)}, the OpenFHE context or
+    None, why OpenFHE has no rows or None)."""
+    sides, gpu = {}, {}
+    for path in paths:
+        eng, raw = rns_calls(rns_params, path, seed)
+        calls = {op: _synced(fn, eng.xp) for op, fn in raw.items()}
+        if path == "cupy":
+            gpu["rns-cupy"] = (eng, raw)
+        if path == "numba":
+            from hepkg.rns import cpu
+            for t in threads:
+                sides[f"rns-numba-{t}t"] = ("rns-numba", t, _with_threads(calls, cpu.set_threads, t))
+        else:
+            sides[f"rns-{path}"] = (f"rns-{path}", 1 if path == "numpy" else None, calls)
+    ctx, missing = None, _openfhe_missing(openfhe_params, rns_params)
+    if missing is None:
+        ctx, calls = openfhe_calls(openfhe_params, insecure, seed)
+        for t in threads:
+            sides[f"openfhe-{t}t"] = ("openfhe", t, _with_threads(calls, openfhe_threads, t))
+    return sides, gpu, ctx, missing
 
 
 def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, insecure: bool = False,
-                   xps=None):
-    """The long table of one (N, depth): the engine (an rns set or its name) on each array module and the
-    OpenFHE set ``openfhe_params`` (a name or ParamSet; None: no such set), interleaved."""
+                   paths=None, threads=None):
+    """The long table of one (N, depth): the engine (an rns set or its name) on each kernel path of ``paths``
+    (None: every one found here; numba at each count of ``threads``, None: :func:`default_threads`) and the
+    OpenFHE set ``openfhe_params`` (a name or ParamSet; None: no such set) at each thread count, interleaved."""
     import pandas as pd
 
     import hepkg.he as he
@@ -273,26 +382,29 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
     from .repeat import interleaved
 
     rns_params = get_params(rns_params)
-    backends = {f"rns-{xp}": rns_calls(rns_params, xp, seed) for xp in (xps or array_modules())}
-    ctx, missing = None, _openfhe_missing(openfhe_params, rns_params)
-    if missing is None:
-        ctx, backends["openfhe"] = openfhe_calls(openfhe_params, insecure, seed)
+    threads = list(threads or default_threads())
+    sides, gpu, ctx, missing = _sides(rns_params, openfhe_params, paths or array_modules(), threads, seed=seed,
+                                      insecure=insecure)
     try:
-        methods = {f"{b}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
-                   for b, calls in backends.items() for fn in [calls.get(op)] if fn is not None}
+        methods = {f"{side}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
+                   for side, (_, _, calls) in sides.items() for fn in [calls.get(op)] if fn is not None}
         runs = interleaved(methods, reps=reps, progress=False)
+        extras = {side: gpu_extras(eng, raw, reps=reps) for side, (eng, raw) in gpu.items()}
     finally:
         if ctx is not None:
             ctx.close()
-    rows = [r for b in backends for r in _rows(runs, b)]
+    rows = [r | extras.get(side, {}).get(r["op"], {}) for side, (backend, t, _) in sides.items()
+            for r in _rows(runs, side, backend, t)]
     if missing is not None:
         rows += [dict(op=op, backend="openfhe", note=missing) for op in OPS]
     else:
-        rows.append(dict(op="ntt", backend="openfhe", note="not exposed by OpenFHE's python bindings"))
+        rows += [dict(op="ntt", backend="openfhe", threads=t, note="not exposed by OpenFHE's python bindings")
+                 for t in threads]
     out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
+    out["of_floor"] = 1e3 * out.median_ms / out.floor_us
     if ctx is not None and ctx.params.name not in he.PARAMS:
         out.loc[(out.backend == "openfhe") & out.note.isna(), "note"] = ctx.params.source
-    return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64"}))
+    return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64", "threads": "Int64"}))
 
 
 def _openfhe_missing(openfhe_params, rns_params):
@@ -307,18 +419,19 @@ def _openfhe_missing(openfhe_params, rns_params):
 
 
 def _with_ratio(df):
-    ref = df[df.backend == "openfhe"].set_index("op").median_ms
+    """``vs_openfhe``: each median over single-threaded OpenFHE's (NaN without that row)."""
+    ref = df[(df.backend == "openfhe") & (df.threads == 1)].set_index("op").median_ms
     df["vs_openfhe"] = df.median_ms / df.op.map(ref)
     return df
 
 
-def measure(n_logs=(15, 16), depths=(9, 11), *, reps: int = 5, seed: int = 0, xps=None):
-    """The long table for every (N = 2^n, depth): one row per (op, backend); ``xps``: the engine's array
-    modules (None: every one found here)."""
+def measure(n_logs=(15, 16), depths=(9, 11), *, reps: int = 5, seed: int = 0, paths=None, threads=None):
+    """The long table for every (N = 2^n, depth): one row per (op, backend, threads); ``paths``: the engine's
+    kernel paths (None: every one found here); ``threads``: the CPU sides' thread counts."""
     import pandas as pd
 
-    return pd.concat([measure_config(*engine_sets(n, d), reps=reps, seed=seed, xps=xps) for n in n_logs
-                      for d in depths], ignore_index=True)
+    return pd.concat([measure_config(*engine_sets(n, d), reps=reps, seed=seed, paths=paths, threads=threads)
+                      for n in n_logs for d in depths], ignore_index=True)
 
 
 def main(argv=None) -> None:
@@ -326,9 +439,11 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[15, 16], help="log2 of the ring degrees")
     parser.add_argument("--depth", type=int, nargs="+", default=[9, 11], help="multiplicative depths")
     parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (after one warm-up)")
-    parser.add_argument("--threads", type=int, default=1, help="OpenMP threads for OpenFHE")
-    parser.add_argument("--xp", nargs="+", choices=["numpy", "cupy"], default=None,
-                        help="the engine's array modules (default: numpy, and cupy where a GPU is visible)")
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="thread counts of the CPU sides, numba and OpenFHE (default: 1 and every core)")
+    parser.add_argument("--paths", nargs="+", choices=PATHS, default=None,
+                        help="the engine's kernel paths (default: numpy, numba where installed, cupy where a GPU "
+                             "is visible)")
     parser.add_argument("--save", action="store_true", help="write artifacts/bench/rns_ops.csv (and .md)")
     parser.add_argument("--tag", default="", help="suffix of the saved tables' names (rns_ops_<tag>.csv ...), "
                         "e.g. gpu for a run on another machine")
@@ -339,7 +454,6 @@ def main(argv=None) -> None:
                         help="only the CuPy path's kernel launches per op at rns-ckks-32768-d9, counted on the "
                              "strict CuPy stand-in (no GPU needed)")
     args = parser.parse_args(argv)
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read when OpenFHE first loads
     import pandas as pd
 
     if args.launches:
@@ -356,11 +470,11 @@ def main(argv=None) -> None:
         print(table.round(2).to_string(index=False))
         return
 
-    xps = args.xp or array_modules()
-    table = measure(args.n, args.depth, reps=args.reps, xps=xps)
+    paths = args.paths or array_modules()
+    table = measure(args.n, args.depth, reps=args.reps, paths=paths, threads=args.threads)
     published = beside_published(table)
-    bandwidth = pd.concat([kernel_bandwidth(engine_sets(n, min(args.depth))[0], xp, reps=args.reps)
-                           for n in args.n for xp in xps], ignore_index=True)
+    bandwidth = pd.concat([kernel_bandwidth(engine_sets(n, min(args.depth))[0], path, reps=args.reps)
+                           for n in args.n for path in paths], ignore_index=True)
     if args.save:
         from .report import save_table
         tag = f"_{args.tag}" if args.tag else ""

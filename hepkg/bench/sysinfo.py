@@ -15,7 +15,7 @@ from hepkg.paths import ROOT
 #: alternative distribution names (CuPy ships as one wheel per CUDA version).
 PACKAGES = {
     "numpy": ("numpy",), "scipy": ("scipy",), "pandas": ("pandas",), "Pyfhel": ("Pyfhel",),
-    "openfhe": ("openfhe",), "tenseal": ("tenseal",),
+    "openfhe": ("openfhe",), "tenseal": ("tenseal",), "numba": ("numba",),
     "cupy": ("cupy", "cupy-cuda12x", "cupy-cuda11x", "cupy-cuda13x"),
 }
 
@@ -122,6 +122,15 @@ def git_state() -> dict:
     return dict(revision=rev, dirty=None if status is None else bool(changed), changed=changed[:20])
 
 
+def _rns_cpu_kernels() -> str | None:
+    """The rns engine's CPU kernel path here ('numba' or 'numpy', :func:`hepkg.rns.device.path`)."""
+    from hepkg.rns.device import array_module, path
+    try:
+        return path(array_module("numpy"))
+    except (ImportError, ValueError):
+        return None
+
+
 def system_info() -> dict:
     """CPU, cores, RAM, GPUs, OS, Python, library versions and git revision, JSON-serializable.
 
@@ -142,6 +151,7 @@ def system_info() -> dict:
         python_implementation=platform.python_implementation(),
         hepkg=hepkg.__version__,
         versions={name: _version(dists) for name, dists in PACKAGES.items()},
+        rns_cpu_kernels=_rns_cpu_kernels(),
         git=git_state(),
         load_average=list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # timings depend on it
     )

@@ -139,7 +139,8 @@ class DeviceServer:
     :class:`~hepkg.facesearch.protocol.EncryptedDatabase` enrolled under it (pre-rotated by n1 for
     ``bsgs-tbe``, plain otherwise). ``streams``: groups in flight (default: Eq. 6's S); ``workers``: threads that
     read and upload the diagonals (default: the cores); ``host_workers``: threads over which the host's baby
-    steps are split (BSGS; default: half the cores, at most n1 - 1). Every argument, the keys the public context
+    steps are split (BSGS; default: one on the engine's numba kernels, which use every core in each call, else
+    half the cores, at most n1 - 1). Every argument, the keys the public context
     carries and the memory estimate are checked before anything is loaded (:class:`hepkg.rns.DeviceMemoryError`
     when the estimate exceeds what the device has free). ``timer.seconds`` holds the phases; ``transfers`` the
     last query's bytes and ciphertexts each way; ``stats`` the setup; ``memory`` the device bytes measured.
@@ -162,7 +163,11 @@ class DeviceServer:
         self.n1, self.n2 = (lay.l, 1) if variant == "hydia-dg" else bsgs_shape(lay.l, n1)
         database.method_fits("bsgs-textbook" if variant == "bsgs-tbe" else "hydia", self.n1)
         self.workers = _positive("workers", workers) or cores
-        self.host_workers = _positive("host_workers", host_workers) or max(1, min(cores // 2, self.n1 - 1))
+        # the numba kernels spread each call over every core (and run one call at a time): one hoisted rotation;
+        # the numpy reference runs one core per call: the steps split over threads
+        host_path = rdev.path(rdev.array_module("numpy"))
+        self.host_workers = _positive("host_workers", host_workers) or (
+            1 if host_path == "numba" else max(1, min(cores // 2, self.n1 - 1)))
         self.size = sizes(public)
         if self.size["n"] // 2 != lay.slots:
             raise ValueError(f"the database has {lay.slots} slots; the public context's ring has {self.size['n'] // 2}")
@@ -209,6 +214,7 @@ class DeviceServer:
                           prerotations=prerotations, key_bytes_device=self.ctx.key_sizes()["galois_keys"],
                           setup_upload_bytes=database.disk_bytes(), streams=self.streams, workers=self.workers,
                           host_workers=self.host_workers if self.host is not None else None,
+                          host_kernels=self.host._eng.path if self.host is not None else None,
                           estimate_bytes=self.estimate["total"],
                           **{f"{k}_s": v for k, v in self.timer.seconds.items()})
         self.timer.seconds.clear()

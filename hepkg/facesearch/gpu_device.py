@@ -4,7 +4,8 @@ rotation keys a pipeline moves between the host, the device and the client.
 
 The device is whatever the ``rns`` engine runs on (``HEPKG_RNS_XP``: numpy on the CPU, cupy on an NVIDIA GPU).
 On numpy a documented CPU stand-in (:func:`device_info`) sizes the pool, phases are timed by ``perf_counter``,
-device memory is not measured (the host's peak RSS stands in) and every number is a CPU measurement.
+device memory is not measured (the host's peak RSS stands in) and every number is a CPU measurement (on the
+engine's numba kernels where numba is installed, else its numpy reference).
 
 Keys: the backend protocol fixes a context's rotation keys when it is made; the paper's pipelines generate a
 variant's keys on the client, drop the host-only and temporary ones on the device, and (Sec. 5.1.3's alternative)
@@ -17,7 +18,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import types
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,7 +29,7 @@ from hepkg import he
 from hepkg.he import envelope
 from hepkg.he.backends.rns import engine_params
 from hepkg.rns import device as rdev
-from hepkg.rns.basis import Bases
+from hepkg.rns.basis import digit_rows
 from hepkg.rns.keys import SwitchKey
 from hepkg.rns.ntt import NTT
 
@@ -59,15 +59,15 @@ def device_info(xp=None) -> DeviceInfo:
     CuPy: the GPU's name, multiprocessor count and free / total memory. numpy: a CPU stand-in with
     4 "SMs" per core (so Eq. 6's SM term is the core count) and the host's available memory."""
     xp = rdev.array_module(os.environ.get("HEPKG_RNS_XP", "numpy") if xp is None else xp)
-    if xp is not np:
+    if rdev.on_gpu(xp):
         props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
         free, total = xp.cuda.runtime.memGetInfo()
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         return DeviceInfo(name, "cuda", int(props["multiProcessorCount"]), int(free), int(total))
     cores = os.cpu_count() or 1
     total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return DeviceInfo(f"CPU stand-in ({cores} cores, numpy)", "cpu stand-in", SMS_PER_STREAM * cores,
-                      int(rdev.free_bytes(np)), int(total))
+    return DeviceInfo(f"CPU stand-in ({cores} cores, {rdev.path(xp)} kernels)", "cpu stand-in",
+                      SMS_PER_STREAM * cores, int(rdev.free_bytes(np)), int(total))
 
 
 def stream_pool_size(sms: int, free_bytes: int, ct_bytes: int) -> int:
@@ -94,7 +94,7 @@ def sizes(public: bytes) -> dict:
     except (KeyError, TypeError, ValueError, he.ParameterError) as exc:
         raise he.CorruptedData(f"the public context's metadata does not describe an rns context: {exc}") from None
     nq, full = len(rp.q_primes), len(rp.q_primes) + len(rp.p_primes)
-    digits = len(Bases.digits(types.SimpleNamespace(nq=nq), 0, rp.dnum))   # the engine's own digit split
+    digits = len(digit_rows(nq, 0, rp.dnum))
     return dict(ciphertext=2 * nq * rp.n * 8, switch_key=2 * digits * full * rp.n * 8,
                 tables=NTT.table_bytes(rp.n, full), limbs=nq, steps=steps, keys=keys, n=rp.n)
 
@@ -155,7 +155,7 @@ def window(xp):
     """Device bytes in use (CuPy's memory pool) and their peak during the block, read at every allocation, so no
     peak between two readings escapes: ``with window(xp) as w: ...`` then ``w.base``, ``w.peak``, ``w.end``,
     ``w.rise`` (peak above base). Windows nest; on numpy the block runs unmeasured (``w`` is None)."""
-    if xp is np:
+    if not rdev.on_gpu(xp):
         yield None
         return
     pool = xp.get_default_memory_pool()
@@ -187,7 +187,7 @@ class PhaseTimer:
 
     @contextmanager
     def phase(self, name: str):
-        if self.xp is np:
+        if not rdev.on_gpu(self.xp):
             start = time.perf_counter()
             try:
                 yield
@@ -207,8 +207,8 @@ class PhaseTimer:
 
 
 class StreamPool:
-    """``size`` host threads, each launching on a non-blocking CUDA stream of its own (numpy: the threads alone,
-    numpy releasing the GIL in its kernels): :meth:`map` keeps up to ``size`` items in flight at once, the
+    """``size`` host threads, each launching on a non-blocking CUDA stream of its own (on the CPU: the threads
+    alone, numpy and the numba kernels releasing the GIL): :meth:`map` keeps up to ``size`` items in flight at once, the
     paper's waves of S groups (Sec. 5.1.2) without the wait for a wave's slowest group."""
 
     def __init__(self, xp, size: int):
@@ -219,7 +219,7 @@ class StreamPool:
         self._threads = ThreadPoolExecutor(size, thread_name_prefix="hepkg-stream", initializer=self._bind)
 
     def _bind(self) -> None:
-        self._local.stream = None if self.xp is np else self.xp.cuda.Stream(non_blocking=True)
+        self._local.stream = self.xp.cuda.Stream(non_blocking=True) if rdev.on_gpu(self.xp) else None
 
     def _run(self, fn, item):
         stream = self._local.stream
@@ -234,7 +234,7 @@ class StreamPool:
         """``[fn(item) for item in items]``, ``size`` at a time; what the caller's stream queued before (the
         query's upload) is done before any item starts."""
         items = list(items)
-        if self.xp is not np:
+        if rdev.on_gpu(self.xp):
             self.xp.cuda.get_current_stream().synchronize()
         return list(self._threads.map(self._run, [fn] * len(items), items))
 

@@ -126,9 +126,13 @@ def _setup(trial: _Trial, variants, folder: pathlib.Path) -> dict:
 
 def _base(trial: _Trial, xp_name: str) -> dict:
     lay, dev = trial.layout, device_info()
+    host = rdev.path(rdev.array_module("numpy"))
+    if host == "numba":
+        from hepkg.rns import cpu
     return dict(params=trial.params, N=2 * trial.slots, K=trial.K, Km=trial.config["Km"], l=trial.l,
                 kappa=trial.kappa, groups=lay.groups, xp=xp_name, keygen_s=trial.keygen_s, workers=trial.workers,
-                device=dev.name, device_kind=dev.kind, sms=dev.sms)
+                device=dev.name, device_kind=dev.kind, sms=dev.sms, host_kernels=host,
+                host_threads=cpu.threads() if host == "numba" else 1)
 
 
 def _query_round(trial: _Trial, server: DeviceServer) -> dict:

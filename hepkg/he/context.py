@@ -550,9 +550,7 @@ class Context(ABC):
         self.counter.add("mul_ct")
         out = self._derive(self._mul(a.raw, b.raw), a, b, depth=depth, level=level, size=3,
                            pending=self.scheme == "ckks", bound=bound)
-        if relin:
-            out = self.relinearize(out)
-        return self.rescale(out) if rescale and relin and out.pending else out
+        return self.relinearize(out, rescale=rescale) if relin else out
 
     def mul_plain(self, a: Ciphertext, p, *, rescale: bool = True) -> Ciphertext:
         """a * p for a plaintext, vector or scalar p."""
@@ -592,15 +590,20 @@ class Context(ABC):
         """x + y, where the backend may reuse x's storage (x is a ciphertext nobody else holds)."""
         return self._add(x, y)
 
-    def relinearize(self, a: Ciphertext) -> Ciphertext:
+    def relinearize(self, a: Ciphertext, *, rescale: bool = False) -> Ciphertext:
+        """A size-3 ciphertext back to size 2; with ``rescale``, a pending CKKS rescale too, folded into the
+        key switch where the backend can (one ModDown divides by P and the last prime: the rns engine)."""
         self._check(a)
         if a.size == 2:
-            return a
+            return self.rescale(a) if rescale and a.pending else a
         if not self.relin_key:
             raise MissingKeyError("no relinearization key: this context was sent without evaluation keys "
                                   "(to_bytes(evaluation_keys=False)), for encryption only")
         self.counter.add("relinearize")
         self.counter.add("keyswitch")
+        if rescale and a.pending:
+            self.counter.add("rescale")
+            return self._derive(self._relin_rescale(a.raw), a, level=a.level + 1, size=2)
         return self._derive(self._relin(a.raw), a, size=2, pending=a.pending)
 
     def rescale(self, a: Ciphertext) -> Ciphertext:
@@ -868,6 +871,10 @@ class Context(ABC):
 
     @abstractmethod
     def _rescale(self, x): ...
+
+    def _relin_rescale(self, x):
+        """Relinearize then rescale (a backend that folds the rescale into the key switch overrides this)."""
+        return self._rescale(self._relin(x))
 
     @abstractmethod
     def _mod_switch(self, x): ...

@@ -5,9 +5,9 @@ uint64 array products wrap modulo 2^64, so a 128-bit product is built from 32-bi
 (``mul_wide``) and reduced by Barrett reduction with a per-prime shift (``mul_mod``):
 every intermediate fits 64 bits (see ``Modulus`` for the bounds). Products by a fixed
 operand (NTT twiddles, CRT constants) use Shoup's method (``mul_shoup``); on numpy its
-quotient comes from three 32-bit partial products (at most 2 low, corrected after). On CuPy,
-``mul_mod``, ``mul_shoup``, ``add_mod``, ``sub_mod`` and ``neg_mod`` run as one fused kernel each
-(:mod:`hepkg.rns.kernels`, ``__umul64hi``), and the numpy code here is their twin.
+quotient comes from three 32-bit partial products (at most 2 low, corrected after). On the compiled CPU
+path and on CuPy, ``mul_mod``, ``mul_shoup``, ``add_mod``, ``sub_mod`` and ``neg_mod`` run as one kernel each
+(:mod:`hepkg.rns.cpu`, :mod:`hepkg.rns.kernels`: a true 128-bit product), and the numpy code here is their twin.
 """
 from __future__ import annotations
 
@@ -178,21 +178,21 @@ def _mul_shoup_xp(a, w, w_shoup, q, xp):
 def mul_mod(a, b, m: Modulus):
     """a*b mod q per limb, for residues a, b < q (broadcast against m's (k, 1) constants)."""
     if m.xp is not np:
-        return _kernel("hepkg_rns_mul_mod")(a, b, m.q, m.mu, m.lo_shift, m.out_lo)
+        return _kernel("hepkg_rns_mul_mod", m.xp)(a, b, m.q, m.mu, m.lo_shift, m.out_lo)
     return _mul_mod_xp(a, b, m)
 
 
 def mul_shoup(a, w, w_shoup, q, xp=np):
     """a*w mod q for a fixed w < q with w_shoup = floor(w * 2^64 / q); any a < 2^64, q < 2^62."""
     if xp is not np:
-        return _kernel("hepkg_rns_mul_shoup")(a, w, w_shoup, q)
+        return _kernel("hepkg_rns_mul_shoup", xp)(a, w, w_shoup, q)
     return _mul_shoup_xp(a, w, w_shoup, q, xp)
 
 
 def add_mod(a, b, q, xp=np):
     """a + b mod q for residues < q (the wrapped a+b-q is larger than a+b exactly when a+b < q)."""
     if xp is not np:
-        return _kernel("hepkg_rns_add_mod")(a, b, q)
+        return _kernel("hepkg_rns_add_mod", xp)(a, b, q)
     s = a + b
     return xp.minimum(s, s - q)
 
@@ -200,7 +200,7 @@ def add_mod(a, b, q, xp=np):
 def sub_mod(a, b, q, xp=np):
     """a - b mod q for residues < q."""
     if xp is not np:
-        return _kernel("hepkg_rns_sub_mod")(a, b, q)
+        return _kernel("hepkg_rns_sub_mod", xp)(a, b, q)
     d = a + (q - b)
     return xp.minimum(d, d - q)
 
@@ -208,7 +208,7 @@ def sub_mod(a, b, q, xp=np):
 def neg_mod(a, q, xp=np):
     """-a mod q for residues < q."""
     if xp is not np:
-        return _kernel("hepkg_rns_neg_mod")(a, q)
+        return _kernel("hepkg_rns_neg_mod", xp)(a, q)
     d = q - a
     return xp.minimum(d, d - q)
 
@@ -231,7 +231,7 @@ def signed_to_rns(x, m: Modulus):
     return (x[..., None, :] % q).astype(np.uint64)
 
 
-def _kernel(name: str):
-    """The CuPy element-wise kernel ``name`` (hepkg.rns.kernels; imported only on the CuPy path)."""
-    from .kernels import elementwise
-    return elementwise(name)
+def _kernel(name: str, xp):
+    """The element-wise kernel ``name`` of ``xp``'s kernel set (compiled CPU or CUDA)."""
+    from .device import kernel_set
+    return kernel_set(xp).elementwise(name)

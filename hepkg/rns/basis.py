@@ -14,6 +14,14 @@ from .fused import Fused
 from .ntt import NTT
 
 
+def digit_rows(nq: int, level: int, dnum: int) -> list[tuple]:
+    """The key-switching digits of Q (``nq`` primes) at ``level``: dnum groups of ceil(nq / dnum) consecutive
+    rows of the full Q, each cut to the rows the level still has (empty ones dropped)."""
+    alpha = -(-nq // dnum)
+    k = nq - level
+    return [tuple(range(s, min(s + alpha, k))) for s in range(0, k, alpha)]
+
+
 class Converter:
     """Basis conversion from basis B (rows ``src``) to basis D (rows ``dst``), coefficient form.
 
@@ -78,11 +86,7 @@ class Bases:
         return tuple(range(self.nq - level))
 
     def digits(self, level: int, dnum: int) -> list[tuple]:
-        """The key-switching digits of Q at ``level``: dnum groups of ceil((L+1)/dnum) consecutive
-        rows of the full Q, each cut to the rows the level still has (empty ones dropped)."""
-        alpha = -(-self.nq // dnum)
-        k = self.nq - level
-        return [tuple(range(s, min(s + alpha, k))) for s in range(0, k, alpha)]
+        return digit_rows(self.nq, level, dnum)
 
 
 def rescale(bases: Bases, c):
@@ -124,17 +128,20 @@ def mod_up(bases: Bases, d, level: int, dnum: int):
     return out
 
 
-def mod_down(bases: Bases, c, level: int):
-    """ModDown: the NTT-form (..., k + |P|, N) polynomials c over Q_l and P, divided by P: (..., k, N)."""
+def mod_down(bases: Bases, c, level: int, rescale: bool = False):
+    """ModDown: the NTT-form (..., k + |P|, N) polynomials c over Q_l and P, divided by P: (..., k, N); with
+    ``rescale``, divided by P q_last at once (the rescale folded in): (..., k - 1, N). The dropped limbs' centered
+    value (fast conversion) is subtracted first, so the division is exact and rounds to nearest."""
     xp = bases.xp
     q_rows = bases.q_rows(level)
-    k = len(q_rows)
-    coeffs = bases.ntt(bases.p_rows).inverse(c[..., k:, :])
-    t = bases.ntt(q_rows).forward(bases.converter(bases.p_rows, q_rows)(coeffs))
-    m = bases.mod(q_rows)
-    p_prod = bases.mod(bases.p_rows).product()
-    inv = m.constants([pow(p_prod % q, -1, q) for q in m.primes])
-    return mul_shoup(sub_mod(c[..., :k, :], t, m.q, xp), *inv, m.q, xp)
+    keep = q_rows[:-1] if rescale else q_rows
+    drop = q_rows[len(keep):] + bases.p_rows
+    coeffs = bases.ntt(drop).inverse(c[..., len(keep):, :])
+    t = bases.ntt(keep).forward(bases.converter(drop, keep)(coeffs))
+    m = bases.mod(keep)
+    divisor = bases.mod(drop).product()
+    inv = m.constants([pow(divisor % q, -1, q) for q in m.primes])
+    return mul_shoup(sub_mod(c[..., :len(keep), :], t, m.q, xp), *inv, m.q, xp)
 
 
 def dot_mod(x, y, m: Modulus):

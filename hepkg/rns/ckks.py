@@ -18,7 +18,7 @@ import numpy as np
 from . import keys as K
 from .arith import add_mod, mul_mod, mul_shoup, neg_mod, sub_mod
 from .basis import Bases, rescale, to_centered_float
-from .device import array_module, check_memory, to_device, to_host
+from .device import array_module, check_memory, path as kernel_path, to_device, to_host
 from .encoding import Encoder, galois_element
 from .keyswitch import rotate_hoisted, switch
 from .ntt import automorphism_index
@@ -56,7 +56,8 @@ class Plaintext:
 class CKKS:
     """An RNS-CKKS engine: parameters, keys and operations on one array module.
 
-    ``xp``: 'numpy' (CPU) or 'cupy' (GPU), or the module itself. ``seed``: reproducible
+    ``xp``: 'numpy' (CPU) or 'cupy' (GPU), or the module itself; ``kernels`` (CPU): 'numba' (compiled, the
+    default where numba is installed) or 'numpy' (the reference); :attr:`path` says which ran. ``seed``: reproducible
     keys and noise, for tests only: every key and all encryption randomness then follow from a
     public value, so a seed is refused unless ``insecure=True`` is passed too (default: a 256-bit
     key from ``secrets`` and a fresh OS nonce per draw, see :mod:`hepkg.rns.sampling`).
@@ -64,13 +65,14 @@ class CKKS:
     of generating one (evaluation-only engines get one without the secret).
     """
 
-    def __init__(self, params: "RnsParams | str", *, xp="numpy", seed: int | None = None, insecure: bool = False,
-                 rotations=(), keys: K.KeySet | None = None):
+    def __init__(self, params: "RnsParams | str", *, xp="numpy", kernels: str | None = None, seed: int | None = None,
+                 insecure: bool = False, rotations=(), keys: K.KeySet | None = None):
         if seed is not None and not insecure:
             raise ValueError("a fixed seed makes every key and all encryption randomness public: pass "
                              "insecure=True as well (tests only), or no seed")
         self.params = get_params(params)
-        self.xp = array_module(xp)
+        self.xp = array_module(xp, kernels)
+        self.path = kernel_path(self.xp)
         self.n, self.slots, self.dnum = self.params.n, self.params.n // 2, self.params.dnum
         self.bases = Bases(self.n, self.params.q_primes, self.params.p_primes, self.xp)
         self.encoder = Encoder(self.n, self.xp)
@@ -265,12 +267,21 @@ class CKKS:
         mid = add_mod(mul_mod(a0, b1, m), mul_mod(a1, b0, m), m.q, xp)
         return Ciphertext(xp.stack([mul_mod(a0, b0, m), mid, mul_mod(a1, b1, m)]), a.level, a.scale * b.scale)
 
-    def relinearize(self, a: Ciphertext) -> Ciphertext:
-        """A size-3 ciphertext back to size 2 with the relinearization key."""
+    def relinearize(self, a: Ciphertext, rescale: bool = False) -> Ciphertext:
+        """A size-3 ciphertext back to size 2 with the relinearization key; with ``rescale``, also divided by the
+        last prime in the same ModDown (the rescale folded in: one level down, scale / q; a size-2 ciphertext
+        is then rescaled alone)."""
         if a.size == 2:
-            return a
+            return self.rescale(a) if rescale else a
         if self.keys.relin is None:
             raise PermissionError("no relinearization key in this engine")
+        if rescale:
+            level = a.level + 1
+            self._rows(level)
+            q_last = self.params.q_primes[self.bases.nq - level]
+            data = switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2,
+                          rescale=True)
+            return Ciphertext(data, level, a.scale / q_last)
         return Ciphertext(switch(self.bases, a.data[2], a.level, self.keys.relin, self.dnum, add=a.data, add_polys=2),
                           a.level, a.scale)
 

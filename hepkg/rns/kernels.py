@@ -3,20 +3,25 @@
 Element-wise kernels (CuPy ``ElementwiseKernel``, broadcasting): ``mul_mod``, ``mul_shoup``, ``add_mod``,
 ``sub_mod``, ``neg_mod``. Raw kernels (one launch each, every limb and polynomial of the call):
 
-- ``ntt_fwd`` / ``ntt_inv``: all log N stages of the NTT of ``kp`` rows per polynomial, one block per
-  row (stages separated by ``__syncthreads``), twiddles read from one table per prime through a
-  row -> prime map (no per-subset copies);
+- the NTT in two launches over a table of rows (source row, destination row, prime), N = N1 N2 with
+  N1 = 2^floor(log N / 2): forward, ``ntt_fwd_cols`` runs the first log N1 stages (stride N2 and more) on
+  tiles of columns in shared memory, then ``ntt_fwd_rows`` the last log N2 stages on contiguous chunks of
+  N2 in shared memory; inverse, ``ntt_inv_rows`` then ``ntt_inv_cols`` (with the factor N^-1). Harvey's lazy
+  butterflies (forward in [0, 4q), inverse in [0, 2q)), every launch's output canonical; twiddles read once
+  per tile (the strided stages' into shared memory);
 - ``convert``: fast basis conversion of several groups at once (ModUp: every digit; ModDown: P -> Q),
-  rows of a group's own basis copied;
-- ``key_inner``: the key-switching inner product of the ModUp digits with a key's (b, a), optionally
-  through an automorphism (hoisted rotations);
+  rows of a group's own basis copied from a second input (ModUp: the NTT form, so they are not transformed
+  again);
+- ``key_inner``: the key-switching inner product of the ModUp digits with a key's (b, a), accumulated in
+  128 bits and reduced every four products, optionally through an automorphism (hoisted rotations), plus
+  P times an addend on the rows of Q (a relinearization with its rescale folded into ModDown);
 - ``finish``: (c - t) * P^-1 (ModDown's and rescale's last step), plus an optional addend (permuted);
 - ``rescale_prep``: the rounded top limb of a rescale carried to every other limb;
 - ``tensor``: the three products of a ciphertext multiplication.
 
 A twin computes exactly what its kernel computes (every residue canonical, float sums in the same
 order), so the CuPy path is bit-identical to numpy; tests compile every source (NVRTC) and run it
-as C++ against its twin.
+as C++ against its twin (a block's threads as threads, ``__syncthreads`` a barrier).
 """
 from __future__ import annotations
 
@@ -28,6 +33,26 @@ __device__ __forceinline__ u64 sub_mod(u64 a, u64 b, u64 q) { u64 d = a + (q - b
 __device__ __forceinline__ u64 mul_shoup(u64 a, u64 w, u64 ws, u64 q) {
   u64 t = a * w - __umul64hi(a, ws) * q;
   return t >= q ? t - q : t;
+}
+__device__ __forceinline__ u64 canon4(u64 x, u64 q) {  // [0, 4q) -> [0, q)
+  u64 q2 = q + q;
+  x = x >= q2 ? x - q2 : x;
+  return x >= q ? x - q : x;
+}
+#define HEPKG_NTT_SHARED 4096
+#define HEPKG_NTT_MAX_N1 512
+// columns a block of the NTT's strided stages holds: n2 at most, HEPKG_NTT_SHARED words in all
+__device__ __forceinline__ int ntt_cols(int logn, int log1) {
+  int a = 1 << (logn - log1), b = HEPKG_NTT_SHARED >> log1;
+  return a < b ? a : b;
+}
+__device__ __forceinline__ u64 reduce128(u64 hi, u64 lo, u64 q, u64 mu, u64 lsh, u64 osh) {
+  // Barrett for x = hi 2^64 + lo < 2^(2k+2) (k = bits of q): the quotient estimate is at most 6 low
+  u64 x1 = (hi << (64 - lsh)) | (lo >> lsh);
+  u64 qh = (__umul64hi(x1, mu) << (64 - osh)) | ((x1 * mu) >> osh);
+  u64 t = lo - qh * q;
+  while (t >= q) t -= q;
+  return t;
 }
 __device__ __forceinline__ u64 mul_mod(u64 a, u64 b, u64 q, u64 mu, u64 lsh, u64 osh) {
   u64 lo = a * b, hi = __umul64hi(a, b);
@@ -51,57 +76,120 @@ ELEMENTWISE = {
 }
 
 RAW = {
-    "hepkg_rns_ntt_fwd": r"""
-extern "C" __global__ void hepkg_rns_ntt_fwd(const u64* in, u64* out, int kin, int r0, int kp, const int* prime,
-                                             const u64* w, const u64* ws, const u64* q, int logn) {
-  int n = 1 << logn, row = blockIdx.x, s = row / kp, rr = row % kp, p = prime[rr];
-  const u64* src = in + ((size_t)s * kin + r0 + rr) * n;
-  u64* x = out + (size_t)row * n;
+    "hepkg_rns_ntt_fwd_cols": r"""
+extern "C" __global__ void hepkg_rns_ntt_fwd_cols(const u64* in, u64* out, const int* src_row, const int* dst_row,
+    const int* prime, const u64* w, const u64* ws, const u64* q, int logn, int log1) {
+  __shared__ u64 sh[HEPKG_NTT_SHARED];
+  __shared__ u64 tw[2 * HEPKG_NTT_MAX_N1];
+  int n = 1 << logn, n1 = 1 << log1, n2 = n >> log1, cols = ntt_cols(logn, log1), per = n2 / cols;
+  int job = blockIdx.x / per, col0 = (blockIdx.x % per) * cols, p = prime[job];
+  const u64* src = in + (size_t)src_row[job] * n;
+  u64* dst = out + (size_t)dst_row[job] * n;
   const u64 *W = w + (size_t)p * n, *WS = ws + (size_t)p * n;
-  u64 Q = q[p];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = src[i];
+  u64 Q = q[p], Q2 = Q + Q;
+  for (int i = threadIdx.x; i < n1; i += blockDim.x) { tw[i] = W[i]; tw[n1 + i] = WS[i]; }
+  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x) sh[i] = src[(size_t)(i / cols) * n2 + col0 + i % cols];
   __syncthreads();
-  for (int st = 0; st < logn; st++) {
-    int m = 1 << st, lt = logn - st - 1, t = 1 << lt;
-    for (int b = threadIdx.x; b < n / 2; b += blockDim.x) {
-      int i = b >> lt, idx = (i << (lt + 1)) + (b & (t - 1));
-      u64 u = x[idx], v = mul_shoup(x[idx + t], W[m + i], WS[m + i], Q);
-      x[idx] = add_mod(u, v, Q);
-      x[idx + t] = sub_mod(u, v, Q);
+  for (int st = 0; st < log1; st++) {             // stride n2 t: element e of a column at e n2 + col
+    int m = 1 << st, lt = log1 - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < cols * (n1 >> 1); b += blockDim.x) {
+      int c = b % cols, k = b / cols, i = k >> lt, e = (i << (lt + 1)) + (k & (t - 1));
+      u64 u = sh[e * cols + c], x = sh[(e + t) * cols + c];
+      u = u >= Q2 ? u - Q2 : u;
+      u64 v = x * tw[m + i] - __umul64hi(x, tw[n1 + m + i]) * Q;
+      sh[e * cols + c] = u + v;
+      sh[(e + t) * cols + c] = u - v + Q2;
     }
     __syncthreads();
   }
+  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x)
+    dst[(size_t)(i / cols) * n2 + col0 + i % cols] = canon4(sh[i], Q);
 }
 """,
-    "hepkg_rns_ntt_inv": r"""
-extern "C" __global__ void hepkg_rns_ntt_inv(const u64* in, u64* out, int kin, int r0, int kp, const int* prime,
-                                             const u64* iw, const u64* iws, const u64* q, int logn,
-                                             const u64* ninv, const u64* ninvs) {
-  int n = 1 << logn, row = blockIdx.x, s = row / kp, rr = row % kp, p = prime[rr];
-  const u64* src = in + ((size_t)s * kin + r0 + rr) * n;
-  u64* x = out + (size_t)row * n;
-  const u64 *W = iw + (size_t)p * n, *WS = iws + (size_t)p * n;
-  u64 Q = q[p];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = src[i];
+    "hepkg_rns_ntt_fwd_rows": r"""
+extern "C" __global__ void hepkg_rns_ntt_fwd_rows(u64* x, const int* dst_row, const int* prime, const u64* w,
+                                                  const u64* ws, const u64* q, int logn, int log1) {
+  __shared__ u64 sh[HEPKG_NTT_SHARED];
+  int n = 1 << logn, n1 = 1 << log1, n2 = n >> log1;
+  int job = blockIdx.x >> log1, ch = blockIdx.x & (n1 - 1), p = prime[job];
+  u64* row = x + (size_t)dst_row[job] * n + (size_t)ch * n2;
+  const u64 *W = w + (size_t)p * n, *WS = ws + (size_t)p * n;
+  u64 Q = q[p], Q2 = Q + Q;
+  for (int i = threadIdx.x; i < n2; i += blockDim.x) sh[i] = row[i];
   __syncthreads();
-  for (int st = logn - 1; st >= 0; st--) {
-    int m = 1 << st, lt = logn - st - 1, t = 1 << lt;
-    for (int b = threadIdx.x; b < n / 2; b += blockDim.x) {
-      int i = b >> lt, idx = (i << (lt + 1)) + (b & (t - 1));
-      u64 u = x[idx], v = x[idx + t];
-      x[idx] = add_mod(u, v, Q);
-      x[idx + t] = mul_shoup(sub_mod(u, v, Q), W[m + i], WS[m + i], Q);
+  for (int st = log1; st < logn; st++) {          // blocks of 2t <= n2 inside the chunk; ch 2^(st - log1) before it
+    int m = (1 << st) + (ch << (st - log1)), lt = logn - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < (n2 >> 1); b += blockDim.x) {
+      int i = b >> lt, e = (i << (lt + 1)) + (b & (t - 1));
+      u64 u = sh[e], y = sh[e + t];
+      u = u >= Q2 ? u - Q2 : u;
+      u64 v = y * W[m + i] - __umul64hi(y, WS[m + i]) * Q;
+      sh[e] = u + v;
+      sh[e + t] = u - v + Q2;
     }
     __syncthreads();
   }
-  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = mul_shoup(x[i], ninv[p], ninvs[p], Q);
+  for (int i = threadIdx.x; i < n2; i += blockDim.x) row[i] = canon4(sh[i], Q);
+}
+""",
+    "hepkg_rns_ntt_inv_rows": r"""
+extern "C" __global__ void hepkg_rns_ntt_inv_rows(const u64* in, u64* out, const int* src_row, const int* dst_row,
+    const int* prime, const u64* iw, const u64* iws, const u64* q, int logn, int log1) {
+  __shared__ u64 sh[HEPKG_NTT_SHARED];
+  int n = 1 << logn, n1 = 1 << log1, n2 = n >> log1;
+  int job = blockIdx.x >> log1, ch = blockIdx.x & (n1 - 1), p = prime[job];
+  const u64* src = in + (size_t)src_row[job] * n + (size_t)ch * n2;
+  u64* row = out + (size_t)dst_row[job] * n + (size_t)ch * n2;
+  const u64 *W = iw + (size_t)p * n, *WS = iws + (size_t)p * n;
+  u64 Q = q[p], Q2 = Q + Q;
+  for (int i = threadIdx.x; i < n2; i += blockDim.x) sh[i] = src[i];
+  __syncthreads();
+  for (int st = logn - 1; st >= log1; st--) {
+    int m = (1 << st) + (ch << (st - log1)), lt = logn - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < (n2 >> 1); b += blockDim.x) {
+      int i = b >> lt, e = (i << (lt + 1)) + (b & (t - 1));
+      u64 u = sh[e], v = sh[e + t], a = u + v, d = u - v + Q2;        // [0, 2q) in and out
+      sh[e] = a >= Q2 ? a - Q2 : a;
+      sh[e + t] = d * W[m + i] - __umul64hi(d, WS[m + i]) * Q;
+    }
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < n2; i += blockDim.x) row[i] = canon4(sh[i], Q);
+}
+""",
+    "hepkg_rns_ntt_inv_cols": r"""
+extern "C" __global__ void hepkg_rns_ntt_inv_cols(u64* x, const int* dst_row, const int* prime, const u64* iw,
+    const u64* iws, const u64* q, int logn, int log1, const u64* ninv, const u64* ninvs) {
+  __shared__ u64 sh[HEPKG_NTT_SHARED];
+  __shared__ u64 tw[2 * HEPKG_NTT_MAX_N1];
+  int n = 1 << logn, n1 = 1 << log1, n2 = n >> log1, cols = ntt_cols(logn, log1), per = n2 / cols;
+  int job = blockIdx.x / per, col0 = (blockIdx.x % per) * cols, p = prime[job];
+  u64* row = x + (size_t)dst_row[job] * n;
+  const u64 *W = iw + (size_t)p * n, *WS = iws + (size_t)p * n;
+  u64 Q = q[p], Q2 = Q + Q;
+  for (int i = threadIdx.x; i < n1; i += blockDim.x) { tw[i] = W[i]; tw[n1 + i] = WS[i]; }
+  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x) sh[i] = row[(size_t)(i / cols) * n2 + col0 + i % cols];
+  __syncthreads();
+  for (int st = log1 - 1; st >= 0; st--) {
+    int m = 1 << st, lt = log1 - st - 1, t = 1 << lt;
+    for (int b = threadIdx.x; b < cols * (n1 >> 1); b += blockDim.x) {
+      int c = b % cols, k = b / cols, i = k >> lt, e = (i << (lt + 1)) + (k & (t - 1));
+      u64 u = sh[e * cols + c], v = sh[(e + t) * cols + c], a = u + v, d = u - v + Q2;
+      sh[e * cols + c] = a >= Q2 ? a - Q2 : a;
+      sh[(e + t) * cols + c] = d * tw[m + i] - __umul64hi(d, tw[n1 + m + i]) * Q;
+    }
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x)
+    row[(size_t)(i / cols) * n2 + col0 + i % cols] = mul_shoup(sh[i], ninv[p], ninvs[p], Q);
 }
 """,
     "hepkg_rns_convert": r"""
 #define HEPKG_MAX_SRC 16
-extern "C" __global__ void hepkg_rns_convert(const u64* x, u64* out, int n, int kin, int groups, int kout, int A,
-    const int* nsrc, const int* src_row, const u64* src_q, const u64* ih, const u64* ihs, const double* isrc,
-    const int* copy_from, const u64* dst_q, const u64* hat, const u64* hats, const u64* tot, const u64* tots) {
+extern "C" __global__ void hepkg_rns_convert(const u64* x, const u64* xn, u64* out, int n, int kin, int groups,
+    int kout, int A, const int* nsrc, const int* src_row, const u64* src_q, const u64* ih, const u64* ihs,
+    const double* isrc, const int* copy_from, const u64* dst_q, const u64* hat, const u64* hats, const u64* tot,
+    const u64* tots) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   int sg = blockIdx.y, s = sg / groups, g = sg % groups, ns = nsrc[g];
@@ -118,8 +206,8 @@ extern "C" __global__ void hepkg_rns_convert(const u64* x, u64* out, int n, int 
   for (int r = 0; r < kout; r++) {
     int cf = copy_from[g * kout + r];
     u64 res;
-    if (cf >= 0) {
-      res = xs[(size_t)cf * n + c];
+    if (cf >= 0) {                                  // a row of the group's own basis: xn's (ModUp: NTT form)
+      res = xn[((size_t)s * kin + cf) * n + c];
     } else {
       u64 Q = dst_q[r], acc = 0;
       for (int i = 0; i < ns; i++) {
@@ -135,21 +223,31 @@ extern "C" __global__ void hepkg_rns_convert(const u64* x, u64* out, int n, int 
     "hepkg_rns_key_inner": r"""
 extern "C" __global__ void hepkg_rns_key_inner(const u64* ext, const u64* kb, const u64* ka, u64* out,
     const long long* perm, int use_perm, int n, int D, int K, int KR, const int* key_row,
-    const u64* q, const u64* mu, const u64* lsh, const u64* osh) {
+    const u64* q, const u64* mu, const u64* lsh, const u64* osh, const u64* add, int add_polys, int KQ,
+    const u64* pm) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   int r = blockIdx.y, kr = key_row[r];
   long long src = use_perm ? perm[c] : c;
-  u64 Q = q[r], M = mu[r], L = lsh[r], O = osh[r], accb = 0, acca = 0;
-  for (int j = 0; j < D; j++) {
+  u64 Q = q[r], M = mu[r], L = lsh[r], O = osh[r], bh = 0, bl = 0, ah = 0, al = 0;
+  for (int j = 0; j < D; j++) {                   // 128-bit sums, reduced every 4 products (below 4 q^2 + q)
     u64 e = ext[((size_t)j * K + r) * n + src];
-    u64 pb = mul_mod(e, kb[((size_t)j * KR + kr) * n + c], Q, M, L, O);
-    u64 pa = mul_mod(e, ka[((size_t)j * KR + kr) * n + c], Q, M, L, O);
-    accb = j ? add_mod(accb, pb, Q) : pb;
-    acca = j ? add_mod(acca, pa, Q) : pa;
+    u64 yb = kb[((size_t)j * KR + kr) * n + c], ya = ka[((size_t)j * KR + kr) * n + c];
+    u64 lo = e * yb;
+    bl += lo;
+    bh += __umul64hi(e, yb) + (bl < lo);
+    lo = e * ya;
+    al += lo;
+    ah += __umul64hi(e, ya) + (al < lo);
+    if ((j & 3) == 3) { bl = reduce128(bh, bl, Q, M, L, O); al = reduce128(ah, al, Q, M, L, O); bh = ah = 0; }
   }
-  out[(size_t)r * n + c] = accb;
-  out[((size_t)K + r) * n + c] = acca;
+  u64 rb = reduce128(bh, bl, Q, M, L, O), ra = reduce128(ah, al, Q, M, L, O);
+  if (add_polys && r < KQ) {                      // P times the addend on the rows of Q (a rescale folded in)
+    rb = add_mod(rb, mul_mod(add[(size_t)r * n + c], pm[r], Q, M, L, O), Q);
+    ra = add_mod(ra, mul_mod(add[((size_t)KQ + r) * n + c], pm[r], Q, M, L, O), Q);
+  }
+  out[(size_t)r * n + c] = rb;
+  out[((size_t)K + r) * n + c] = ra;
 }
 """,
     "hepkg_rns_finish": r"""
@@ -194,8 +292,10 @@ extern "C" __global__ void hepkg_rns_tensor(const u64* a, const u64* b, u64* out
 
 #: threads per block of the element-wise raw kernels (grid: (ceil(N / BLOCK), rows))
 BLOCK = 256
-#: threads per block of the NTT kernels (one block per row)
-NTT_BLOCK = 1024
+#: words of shared memory an NTT block holds (HEPKG_NTT_SHARED) and the largest first-phase length (N1)
+NTT_SHARED, NTT_MAX_N1 = 4096, 512
+#: threads per block of the NTT kernels, at most
+NTT_THREADS = 256
 
 
 def source(name: str) -> str:

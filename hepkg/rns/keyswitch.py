@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arith import add_mod
+from .arith import add_mod, mul_shoup
 from .basis import Bases, dot_mod, mod_down, mod_up
 from .keys import SwitchKey
 
@@ -24,19 +24,37 @@ def key_rows(bases: Bases, key: SwitchKey, level: int, digits: int) -> tuple:
     return tuple(xp.concatenate([t[:digits, :k], t[:digits, bases.nq:]], axis=1) for t in (key.b, key.a))
 
 
-def apply_key(bases: Bases, ext, level: int, key: SwitchKey):
-    """(c0, c1) over Q_l, stacked (2, k, N), of the ModUp extensions ``ext`` (digits, k+|P|, N)."""
+def apply_key(bases: Bases, ext, level: int, key: SwitchKey, addend=None):
+    """(c0, c1) over Q_l, stacked (2, k, N), of the ModUp extensions ``ext`` (digits, k+|P|, N); with ``addend``
+    (2, k, N), (P addend + the inner product) divided by P q_last instead: the key switch and the rescale of
+    (addend + switched) at once, over Q_(l+1) (2, k - 1, N)."""
     b, a = key_rows(bases, key, level, ext.shape[0])
-    m = bases.mod(bases.q_rows(level) + bases.p_rows)
-    return mod_down(bases, bases.xp.stack([dot_mod(ext, b, m), dot_mod(ext, a, m)]), level)
+    q_rows = bases.q_rows(level)
+    m = bases.mod(q_rows + bases.p_rows)
+    acc = bases.xp.stack([dot_mod(ext, b, m), dot_mod(ext, a, m)])
+    if addend is None:
+        return mod_down(bases, acc, level)
+    mq = bases.mod(q_rows)
+    p_mod = mq.constants([bases.mod(bases.p_rows).product()] * len(mq))
+    acc[:, :len(q_rows)] = add_mod(acc[:, :len(q_rows)], mul_shoup(addend, *p_mod, mq.q, mq.xp), mq.q, mq.xp)
+    return mod_down(bases, acc, level, rescale=True)
 
 
-def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int, add=None, add_polys: int = 0):
+def switch(bases: Bases, d, level: int, key: SwitchKey, dnum: int, add=None, add_polys: int = 0,
+           rescale: bool = False):
     """Key-switch the NTT-form polynomial d (k, N) at ``level``: (2, k, N), plus the first ``add_polys``
-    polynomials of ``add`` (a relinearization adds the ciphertext's first two, a rotation its first)."""
+    polynomials of ``add`` (a relinearization adds the ciphertext's first two, a rotation its first). With
+    ``rescale`` (a relinearization: ``add_polys`` 2), the sum is also rescaled, in the key switch's ModDown:
+    (2, k - 1, N)."""
+    if rescale and add_polys != 2:
+        raise ValueError("a key switch rescales only with both addend polynomials (a relinearization)")
     if bases.xp is not np:
-        return bases.fused.switch_tail(bases.fused.mod_up(d, level, dnum), level, key, add=add, add_polys=add_polys)
-    out = apply_key(bases, mod_up(bases, d, level, dnum), level, key)
+        ext = bases.fused.mod_up(d, level, dnum)
+        return bases.fused.switch_tail(ext, level, key, add=add, add_polys=add_polys, rescale=rescale)
+    ext = mod_up(bases, d, level, dnum)
+    if rescale:
+        return apply_key(bases, ext, level, key, addend=add[:2])
+    out = apply_key(bases, ext, level, key)
     if add_polys:
         out[:add_polys] = add_mod(add[:add_polys], out[:add_polys], bases.mod(bases.q_rows(level)).q)
     return out

@@ -3,8 +3,9 @@
 Forward: Cooley-Tukey with the powers of a primitive 2N-th root psi in bit-reversed order;
 the output is in bit-reversed order, slot j holding a(psi^(2 brv(j) + 1)). Inverse:
 Gentleman-Sande with psi^-1, then a multiplication by N^-1. On numpy, one Python iteration per
-stage (log N), each one vectorized butterfly over every limb and block; on CuPy, one kernel launch
-for every stage, limb and polynomial (:mod:`hepkg.rns.kernels`).
+stage (log N), each one vectorized butterfly over every limb and block; on the compiled CPU path and on
+CuPy, two kernel launches for every limb and polynomial (:func:`launch_ntt`: the first log N1 stages, then the
+rest; :mod:`hepkg.rns.cpu`, :mod:`hepkg.rns.kernels`).
 """
 from __future__ import annotations
 
@@ -36,29 +37,74 @@ def _powers(base, n: int, m: Modulus):
     return out
 
 
-def stages(x, tw, q, inverse: bool):
-    """The radix-2 stages of the NTT on (..., k, N) arrays x, in place (numpy): forward Cooley-Tukey, or
-    inverse Gentleman-Sande without the factor N^-1. ``tw(m)``: the (k, m) twiddles of the stage with m
-    blocks and their Shoup values; ``q``: (k, 1) moduli. One vectorized butterfly per stage."""
+def stages(x, tw, q, inverse: bool, first: int = 0, last: int | None = None):
+    """The radix-2 stages first..last-1 (default all, log N) of the NTT on (..., k, N) arrays x, in place
+    (numpy): forward Cooley-Tukey in stage order, or inverse Gentleman-Sande in reverse stage order without the
+    factor N^-1. Stage s has m = 2^s blocks of 2t = N / 2^s. ``tw(m)``: the (k, m) twiddles of the stage with
+    m blocks and their Shoup values; ``q``: (k, 1) moduli. One vectorized butterfly per stage."""
     n = x.shape[-1]
     k, lead = x.shape[-2], x.shape[:-2]
     q = q.reshape(k, 1, 1)
-    m, t = (n // 2, 1) if inverse else (1, n)
-    while 1 <= m < n:
-        if not inverse:
-            t //= 2
+    logn = n.bit_length() - 1
+    last = logn if last is None else last
+    for s in (range(last - 1, first - 1, -1) if inverse else range(first, last)):
+        m, t = 1 << s, n >> (s + 1)
         v = x.reshape(*lead, k, m, 2, t)
         w, ws = (a[:, :, None] for a in tw(m))
         u = v[..., 0, :]
         if inverse:
             y = v[..., 1, :]
             v[..., 0, :], v[..., 1, :] = add_mod(u, y, q), mul_shoup(sub_mod(u, y, q), w, ws, q)
-            m, t = m // 2, t * 2
         else:
             y = mul_shoup(v[..., 1, :], w, ws, q)
             v[..., 0, :], v[..., 1, :] = add_mod(u, y, q), sub_mod(u, y, q)
-            m *= 2
     return x
+
+
+def split(logn: int) -> int:
+    """log N1 of the kernels' two-phase NTT: the strided stages 0..log N1 - 1 (N1 = 2^floor(log N / 2))."""
+    if not 2 <= logn <= 18:
+        raise ValueError(f"the NTT kernels take 2^2 <= N <= 2^18, not 2^{logn}")
+    return logn // 2
+
+
+def geometry(logn: int, inverse: bool) -> dict:
+    """Blocks per row and threads per block of each NTT kernel ({name: (blocks per row, threads)})."""
+    from .kernels import NTT_SHARED, NTT_THREADS
+
+    log1 = split(logn)
+    n1, n2 = 1 << log1, 1 << (logn - log1)
+    cols = min(n2, NTT_SHARED >> log1)
+    geo = {"cols": (n2 // cols, min(NTT_THREADS, cols * n1 // 2)), "rows": (n1, min(NTT_THREADS, n2 // 2))}
+    kind = "inv" if inverse else "fwd"
+    order = ("rows", "cols") if inverse else ("cols", "rows")
+    return {f"hepkg_rns_ntt_{kind}_{part}": geo[part] for part in order}
+
+
+def launch_ntt(full: "NTT", inverse: bool, inp, out, src, dst, prime) -> None:
+    """The kernels' NTT (two launches) of the rows ``src`` of ``inp`` (flattened (rows, N) indices, int32 device
+    arrays) into the rows ``dst`` of ``out`` (``out`` may be ``inp``: in place), row j over the prime ``prime[j]``
+    of the full basis ``full``."""
+    from .device import kernel_set
+
+    xp = full.mod.xp
+    kern = kernel_set(xp)
+    logn = full.n.bit_length() - 1
+    log1, jobs = split(logn), int(src.shape[0])
+    if not jobs:
+        return
+    first, second = geometry(logn, inverse).items()
+    scal = (np.int32(logn), np.int32(log1))
+    if inverse:
+        kern.launch(first[0], (jobs * first[1][0],), (first[1][1],),
+                    (inp, out, src, dst, prime, full.iw, full.iws, full.mod.q, *scal))
+        kern.launch(second[0], (jobs * second[1][0],), (second[1][1],),
+                    (out, dst, prime, full.iw, full.iws, full.mod.q, *scal, *full.n_inv))
+    else:
+        kern.launch(first[0], (jobs * first[1][0],), (first[1][1],),
+                    (inp, out, src, dst, prime, full.w, full.ws, full.mod.q, *scal))
+        kern.launch(second[0], (jobs * second[1][0],), (second[1][1],),
+                    (out, dst, prime, full.w, full.ws, full.mod.q, *scal))
 
 
 class NTT:
@@ -79,7 +125,7 @@ class NTT:
         # C-ordered tables: a subset's rows are contiguous (numpy's stages read row slices; the kernels index rows)
         self.w, self.iw, self.ws, self.iws = (xp.ascontiguousarray(t) for t in (self.w, self.iw, self.ws, self.iws))
         self.full, self.rows, self._sel = self, tuple(range(len(m))), slice(None)
-        self._prime = None if xp is np else xp.asarray(np.arange(len(m), dtype=np.int32))
+        self._jobs: dict = {}
 
     @staticmethod
     def table_bytes(n: int, primes: int) -> int:
@@ -96,7 +142,7 @@ class NTT:
             else np.asarray(out.rows, dtype=np.int64)
         xp = self.mod.xp
         out.n_inv = out.mod.constants([pow(self.n, -1, q) for q in out.mod.primes])
-        out._prime = None if xp is np else xp.asarray(np.asarray(out.rows, dtype=np.int32))
+        out._jobs = {}
         return out
 
     def _twiddles(self, tables):
@@ -118,23 +164,26 @@ class NTT:
         stages(a, self._twiddles((self.full.iw, self.full.iws)), self.mod.q, inverse=True)
         return mul_shoup(a, *self.n_inv, self.mod.q)
 
-    def launch(self, a, inverse: bool, r0: int = 0):
-        """CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k are this
-        NTT's limbs), one kernel launch for every limb and polynomial: a new (..., k, N) array."""
-        from . import kernels
+    def jobs(self, polys: int, kin: int, r0: int = 0) -> tuple:
+        """The kernels' row table of this NTT on ``polys`` polynomials of ``kin`` rows (its limbs at r0..): (source
+        rows, destination rows, primes), int32 device arrays made once per shape."""
+        key = (polys, kin, r0)
+        if key not in self._jobs:
+            k = len(self.rows)
+            s, r = np.divmod(np.arange(polys * k), k)
+            table = (s * kin + r0 + r, s * k + r, np.asarray(self.rows)[r])
+            self._jobs[key] = tuple(self.mod.xp.asarray(t.astype(np.int32)) for t in table)
+        return self._jobs[key]
 
-        xp, f = self.mod.xp, self.full
-        k, logn = len(self.rows), self.n.bit_length() - 1
+    def launch(self, a, inverse: bool, r0: int = 0):
+        """Compiled CPU or CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k
+        are this NTT's limbs), two kernel launches for every limb and polynomial: a new (..., k, N) array."""
+        xp = self.mod.xp
         if not a.flags.c_contiguous:
             a = a.copy()
-        out = xp.empty(a.shape[:-2] + (k, self.n), dtype=np.uint64)
-        tables = (f.iw, f.iws) if inverse else (f.w, f.ws)
-        args = (a, out, np.int32(a.shape[-2]), np.int32(r0), np.int32(k), self._prime, *tables, f.mod.q,
-                np.int32(logn)) + ((f.n_inv[0], f.n_inv[1]) if inverse else ())
-        rows = int(np.prod(out.shape[:-1], dtype=np.int64))
-        if rows:
-            kernels.launch("hepkg_rns_ntt_inv" if inverse else "hepkg_rns_ntt_fwd", (rows,),
-                           (min(kernels.NTT_BLOCK, self.n // 2),), args)
+        out = xp.empty(a.shape[:-2] + (len(self.rows), self.n), dtype=np.uint64)
+        polys = int(np.prod(a.shape[:-2], dtype=np.int64))
+        launch_ntt(self.full, inverse, a, out, *self.jobs(polys, a.shape[-2], r0))
         return out
 
     def multiply(self, a, b):

@@ -42,8 +42,11 @@ class Counts:
 
 
 _COUNTS = Counts()
-#: device state the tests may set: visible devices, bytes free on the device, bytes cached free in the pool
-STATE = dict(devices=1, free=16 << 30, pool_free=0)
+#: device state the tests may set: visible devices, bytes free on the device, bytes cached free in the pool, and
+#: the properties the device reports (an H100 SXM's: kHz, bits)
+STATE = dict(devices=1, free=16 << 30, pool_free=0,
+             properties=dict(name=b"stand-in (H100 SXM properties)", multiProcessorCount=132, clockRate=1980000,
+                             memoryClockRate=2619000, memoryBusWidth=5120, totalGlobalMem=80 << 30))
 #: a list to record raw-kernel launches in: (name, grid, block, arguments before, arguments after); None: off
 RECORD = None
 
@@ -496,6 +499,7 @@ class _Device:
 cuda = types.SimpleNamespace(
     is_available=lambda: STATE["devices"] > 0,
     runtime=types.SimpleNamespace(getDeviceCount=_device_count, memGetInfo=lambda: (STATE["free"], 80 << 30),
+                                  getDeviceProperties=lambda i: dict(STATE["properties"]),
                                   CUDARuntimeError=CUDARuntimeError),
     Device=_Device, get_default_memory_pool=lambda: _POOL)
 get_default_memory_pool = cuda.get_default_memory_pool

@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from .arith import _mul_mod_xp, _mul_shoup_xp, add_mod as _add, sub_mod as _sub
-from .ntt import stages
+from .ntt import geometry, stages
 
 __all__ = ["TWINS"]
 
@@ -28,28 +28,39 @@ def _check_grid(name, grid, block, n, rows):
         raise ValueError(f"{name}: grid {grid} x block {block} does not cover {rows} rows of {n}")
 
 
-def _ntt_twin(inverse):
-    def twin(grid, block, inp, out, kin, r0, kp, prime, w, ws, q, logn, *ninv):
-        n = 1 << int(logn)
-        s = out.size // (int(kp) * n)
-        if grid != (s * int(kp),):
-            raise ValueError(f"ntt: grid {grid} is not one block per row ({s * int(kp)})")
-        x = inp.reshape(s, int(kin), n)[:, int(r0):int(r0) + int(kp)].copy()
+def _ntt_twin(inverse: bool, part: str):
+    """The twin of one of the NTT's two launches: the strided stages ('cols': 0..log N1 - 1) or the contiguous
+    ones ('rows': log N1..log N - 1) on the table's rows; the first launch reads src rows of its input, the second
+    works in place on the destination rows (the inverse's ends with N^-1)."""
+    first = part == ("rows" if inverse else "cols")
+
+    def twin(grid, block, *args):
+        if first:
+            inp, out, src, dst, prime, w, ws, q, logn, log1 = args
+        else:
+            out, dst, prime, w, ws, q, logn, log1, *ninv = args
+            inp, src = out, dst
+        n, logn, log1 = 1 << int(logn), int(logn), int(log1)
+        blocks, threads = geometry(logn, inverse)[f"hepkg_rns_ntt_{'inv' if inverse else 'fwd'}_{part}"]
+        if grid != (len(dst) * blocks,) or block[0] > threads:
+            raise ValueError(f"ntt {part}: grid {grid} x block {block} is not {blocks} blocks per row of {len(dst)}")
+        x = inp.reshape(-1, n)[src.astype(np.int64)]                          # (jobs, n): one limb per job
         p = prime.astype(np.int64)
         qs = q[p].reshape(-1, 1)
-        stages(x, lambda m: (w[p, m:2 * m], ws[p, m:2 * m]), qs, inverse)
-        if inverse:
+        lo, hi = (log1, logn) if part == "rows" else (0, log1)
+        stages(x, lambda m: (w[p, m:2 * m], ws[p, m:2 * m]), qs, inverse, lo, hi)
+        if inverse and not first:
             x = _mul_shoup_xp(x, ninv[0][p].reshape(-1, 1), ninv[1][p].reshape(-1, 1), qs, np)
-        out.reshape(x.shape)[...] = x
+        out.reshape(-1, n)[dst.astype(np.int64)] = x
     return twin
 
 
-def _convert_twin(grid, block, x, out, n, kin, groups, kout, a_max, nsrc, src_row, src_q, ih, ihs, isrc,
+def _convert_twin(grid, block, x, xn, out, n, kin, groups, kout, a_max, nsrc, src_row, src_q, ih, ihs, isrc,
                   copy_from, dst_q, hat, hats, tot, tots):
     n, kin, groups, kout, a_max = (int(v) for v in (n, kin, groups, kout, a_max))
     s = x.size // (kin * n)
     _check_grid("convert", grid, block, n, s * groups)
-    xs, o = x.reshape(s, kin, n), out.reshape(s, groups, kout, n)
+    xs, xns, o = x.reshape(s, kin, n), xn.reshape(s, kin, n), out.reshape(s, groups, kout, n)
     for g in range(groups):
         sel = slice(g * a_max, g * a_max + int(nsrc[g]))
         y = _mul_shoup_xp(xs[:, src_row[sel].astype(np.int64)], ih[sel, None], ihs[sel, None], src_q[sel, None], np)
@@ -57,7 +68,7 @@ def _convert_twin(grid, block, x, out, n, kin, groups, kout, a_max, nsrc, src_ro
         for r in range(kout):
             cf = int(copy_from[g * kout + r])
             if cf >= 0:
-                o[:, g, r] = xs[:, cf]
+                o[:, g, r] = xns[:, cf]
                 continue
             acc = np.zeros_like(v)
             for i in range(sel.stop - sel.start):
@@ -67,8 +78,9 @@ def _convert_twin(grid, block, x, out, n, kin, groups, kout, a_max, nsrc, src_ro
             o[:, g, r] = _sub(acc, _mul_shoup_xp(v, tot[j], tots[j], dst_q[r], np), dst_q[r])
 
 
-def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh):
-    n, d, k, kr = int(n), int(d), int(k), int(kr)
+def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh, add,
+                    add_polys, kq, pm):
+    n, d, k, kr, kq = int(n), int(d), int(k), int(kr), int(kq)
     _check_grid("key_inner", grid, block, n, k)
     e = ext.reshape(-1, k, n)[:d]
     if use_perm:
@@ -81,6 +93,9 @@ def _key_inner_twin(grid, block, ext, kb, ka, out, perm, use_perm, n, d, k, kr, 
         acc = _mul_mod_xp(e[0], y[0], m)
         for j in range(1, d):
             acc = _add(acc, _mul_mod_xp(e[j], y[j], m), m.q)
+        if int(add_polys):
+            mq = _barrett(*(v.reshape(-1, 1)[:kq] for v in (q, mu, lsh, osh)))
+            acc[:kq] = _add(acc[:kq], _mul_mod_xp(add.reshape(-1, kq, n)[t], pm.reshape(-1, 1)[:kq], mq), mq.q)
         o[t] = acc
 
 
@@ -124,8 +139,10 @@ TWINS = {
     "hepkg_rns_add_mod": _add,
     "hepkg_rns_sub_mod": _sub,
     "hepkg_rns_neg_mod": lambda a, q: _sub(np.zeros_like(a), a, q),
-    "hepkg_rns_ntt_fwd": _ntt_twin(False),
-    "hepkg_rns_ntt_inv": _ntt_twin(True),
+    "hepkg_rns_ntt_fwd_cols": _ntt_twin(False, "cols"),
+    "hepkg_rns_ntt_fwd_rows": _ntt_twin(False, "rows"),
+    "hepkg_rns_ntt_inv_rows": _ntt_twin(True, "rows"),
+    "hepkg_rns_ntt_inv_cols": _ntt_twin(True, "cols"),
     "hepkg_rns_convert": _convert_twin,
     "hepkg_rns_key_inner": _key_inner_twin,
     "hepkg_rns_finish": _finish_twin,

@@ -174,6 +174,9 @@ class RnsContext(Context):
     def _relin(self, x):
         return self._eng.relinearize(x)
 
+    def _relin_rescale(self, x):
+        return self._eng.relinearize(x, rescale=True)
+
     def _mul_plain(self, x, p):
         return self._eng.mul_plain(x, p)
 

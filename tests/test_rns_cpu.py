@@ -1,0 +1,141 @@
+"""The rns engine's compiled CPU path (hepkg.rns.cpu, numba): chosen by default where numba is installed, the
+numpy reference on request or without numba (the engine says which path it took), bit-identical to the
+reference at every operation, threads, fork and concurrent callers. The kernels one by one against their
+twins: tests/test_rns_kernels.py."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from hepkg.rns import CKKS, device
+from hepkg.rns.arith import Modulus, ntt_primes
+from hepkg.rns.device import COMPILED, array_module
+from hepkg.rns.ntt import NTT
+
+cpu = pytest.importorskip("hepkg.rns.cpu", reason="needs numba (pinned in pyproject)")
+
+OPS = {"encrypt": lambda e, a: a,
+       "mul_relin_rescale": lambda e, a: e.rescale(e.relinearize(e.mul(a, a))),
+       "rotate": lambda e, a: e.rotate(a, 5),
+       "hoisted": lambda e, a: e.rotate_hoisted(a, [1, 5])[5],
+       "level1": lambda e, a: e.rotate_hoisted(e.rotate(e.rescale(e.relinearize(e.mul(a, a))), 1), [5])[5],
+       "add_sub_neg": lambda e, a: e.negate(e.sub(e.add(a, a), e.rotate(a, 1))),
+       "mul_plain": lambda e, a: e.rescale(e.mul_plain(a, e.encode(np.full(8, 0.5)))),
+       "drop_level": lambda e, a: e.drop_level(a, 2)}
+
+
+def test_path_selection(monkeypatch):
+    monkeypatch.delenv("HEPKG_RNS_KERNELS", raising=False)
+    assert array_module("numpy") is COMPILED and array_module(None) is COMPILED
+    assert array_module("numpy", "numpy") is np and array_module("numpy", "numba") is COMPILED
+    assert array_module(np) is np and array_module(COMPILED) is COMPILED
+    monkeypatch.setenv("HEPKG_RNS_KERNELS", "numpy")
+    assert array_module("numpy") is np
+    assert CKKS("rns-test-4096-d3", seed=1, insecure=True).path == "numpy"
+    assert CKKS("rns-test-4096-d3", kernels="numba", seed=1, insecure=True).path == "numba"
+    with pytest.raises(ValueError, match="'numba' or 'numpy'"):
+        array_module("numpy", "fortran")
+    monkeypatch.setattr(device, "compiled_available", lambda: False)
+    monkeypatch.delenv("HEPKG_RNS_KERNELS")
+    assert array_module("numpy") is np
+    with pytest.raises(ImportError, match="numba"):
+        array_module("numpy", "numba")
+    assert not device.on_gpu(COMPILED) and not device.on_gpu(np)
+
+
+def test_runs_on_numpy_alone_without_numba():
+    """numba unimportable: the engine takes the numpy path and says so."""
+    code = ("import sys; sys.modules['numba'] = None; import numpy as np; from hepkg.rns import CKKS; "
+            "e = CKKS('rns-test-4096-d3', rotations=[1], seed=1, insecure=True); "
+            "a = e.encrypt(np.ones(4)); r = e.decrypt(e.rotate(a, 1))[:3].real; "
+            "print(e.path, 'numba' in sys.modules and sys.modules['numba'] is not None, abs(r - 1).max() < 1e-6)")
+    env = {k: v for k, v in os.environ.items() if k != "HEPKG_RNS_KERNELS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["numpy", "False", "True"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", ["rns-test-4096-d3", "rns-test-8192-d4"])
+def test_compiled_path_is_bit_identical_to_numpy(name, threads):
+    before = cpu.threads()
+    cpu.set_threads(threads)
+    try:
+        ref, fast = (CKKS(name, kernels=k, seed=11, insecure=True, rotations=[1, 5]) for k in ("numpy", "numba"))
+        assert (ref.path, fast.path) == ("numpy", "numba")
+        assert all((x == y).all() for x, y in zip(ref.keys.pk, fast.keys.pk))
+        assert (ref.keys.relin.b == fast.keys.relin.b).all() and (ref.keys.galois[5].a == fast.keys.galois[5].a).all()
+        values = np.random.default_rng(3).uniform(-1, 1, ref.slots)
+        a_r, a_f = ref.encrypt(values), fast.encrypt(values)
+        for op, run in OPS.items():
+            want, got = run(ref, a_r), run(fast, a_f)
+            assert (got.level, got.scale) == (want.level, want.scale), op
+            assert (got.data == want.data).all(), op
+        np.testing.assert_allclose(fast.decrypt(a_f).real, values, atol=1e-6)
+    finally:
+        cpu.set_threads(before)
+
+
+def _worst_rows(primes, n, rng):
+    """Per prime: every residue q - 1, alternating 0 / q - 1, q / 2, random."""
+    out = []
+    for q in primes:
+        rows = [np.full(n, q - 1), np.tile([0, q - 1], n // 2), np.full(n, q // 2), rng.integers(0, q, n)]
+        out.append(np.stack(rows).astype(np.uint64))
+    return np.stack(out, axis=1)          # (4, k, n)
+
+
+def test_ntt_on_worst_case_rows():
+    """Lazy reduction (forward in [0, 4q), inverse in [0, 2q)) at the largest primes allowed (60 bits) returns
+    what the numpy stages return, and the inverse undoes the forward."""
+    n = 1024
+    primes = ntt_primes(60, n, 2) + ntt_primes(59, n, 1) + ntt_primes(40, n, 1)
+    ref, fast = NTT(n, Modulus(primes)), NTT(n, Modulus(primes, COMPILED))
+    x = _worst_rows(primes, n, np.random.default_rng(5))
+    f = fast.forward(x)
+    assert (f == ref.forward(x)).all()
+    assert (f < np.asarray(primes, dtype=np.uint64)[:, None]).all()
+    assert (fast.inverse(f) == x).all() and (fast.inverse(x) == ref.inverse(x)).all()
+
+
+def test_threads_follow_the_environment():
+    code = "from hepkg.rns import cpu; print(cpu.threads())"
+    for env, want in ({"HEPKG_RNS_THREADS": "1"}, "1"), ({"OMP_NUM_THREADS": "1"}, "1"), \
+                     ({"HEPKG_RNS_THREADS": "2", "OMP_NUM_THREADS": "1"}, "2"):
+        base = {k: v for k, v in os.environ.items() if k not in ("HEPKG_RNS_THREADS", "OMP_NUM_THREADS")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**base, **env})
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == str(min(int(want), os.cpu_count())), env
+    before = cpu.threads()
+    try:
+        assert cpu.set_threads(1) == 1 and cpu.threads() == 1
+        assert cpu.set_threads(10 ** 6) == cpu.threads() >= 1
+    finally:
+        cpu.set_threads(before)
+
+
+def test_concurrent_callers_and_fork():
+    """Parallel kernels from several Python threads, and in a forked child after the parent used them."""
+    before = cpu.threads()
+    cpu.set_threads(2)
+    try:
+        eng = CKKS("rns-test-4096-d3", kernels="numba", seed=2, insecure=True, rotations=[1])
+        a = eng.encrypt(np.linspace(-1, 1, 8))
+        want = eng.rotate(a, 1).data
+        out = []
+        workers = [threading.Thread(target=lambda: out.extend(eng.rotate(a, 1).data for _ in range(5)))
+                   for _ in range(3)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert len(out) == 15 and all((o == want).all() for o in out)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if (eng.rotate(a, 1).data == want).all() else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        cpu.set_threads(before)
