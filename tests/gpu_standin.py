@@ -122,8 +122,6 @@ def extended(monkeypatch):
     monkeypatch.setattr(cuda, "set_allocator", lambda fn=None: setattr(_STATE, "allocator", fn), raising=False)
     monkeypatch.setattr(cuda, "get_default_memory_pool", lambda: _POOL)
     monkeypatch.setattr(cp, "get_default_memory_pool", lambda: _POOL)
-    monkeypatch.setattr(cuda.runtime, "getDeviceProperties",
-                        lambda i: {"name": b"CuPy stand-in", "multiProcessorCount": 8}, raising=False)
     monkeypatch.setattr(cp, "EXT", _STATE, raising=False)
     try:
         yield cp

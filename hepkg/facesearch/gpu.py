@@ -140,8 +140,8 @@ class DeviceServer:
     ``bsgs-tbe``, plain otherwise). ``streams``: groups in flight (default: Eq. 6's S); ``workers``: threads that
     read and upload the diagonals (default: the cores); ``host_workers``: threads over which the host's baby
     steps are split (BSGS; default: one on the engine's numba kernels, which use every core in each call, else
-    half the cores, at most n1 - 1). Every argument, the keys the public context
-    carries and the memory estimate are checked before anything is loaded (:class:`hepkg.rns.DeviceMemoryError`
+    half the cores, at most n1 - 1). Every argument, the keys the public context carries and the memory estimate
+    are checked before anything is loaded (:class:`hepkg.rns.DeviceMemoryError`
     when the estimate exceeds what the device has free). ``timer.seconds`` holds the phases; ``transfers`` the
     last query's bytes and ciphertexts each way; ``stats`` the setup; ``memory`` the device bytes measured.
     """
@@ -185,7 +185,7 @@ class DeviceServer:
                           f"temporaries)", self.xp)
         # ---------------------------------------------------------------- the work starts here
         self.timer, self.pool = PhaseTimer(self.xp), StreamPool(self.xp, self.streams)
-        self.transfers, self.counts, self.memory, self.host = {}, {}, {}, None
+        self.transfers, self.counts, self.host = {}, {}, None
         self._lock = threading.Lock()
         t0 = time.perf_counter()
         with window(self.xp) as mem:
@@ -244,8 +244,8 @@ class DeviceServer:
     def _to_device(self, ct):
         """A host ciphertext's arrays copied to the device as they are (no serialization: the raw upload)."""
         raw = self.ctx._eng.upload(ct.raw)
-        return Ciphertext(raw, self.ctx, depth=ct.depth, level=ct.level, size=ct.size,
-                                         pending=ct.pending, bound=ct.bound)
+        return Ciphertext(raw, self.ctx, depth=ct.depth, level=ct.level, size=ct.size, pending=ct.pending,
+                          bound=ct.bound)
 
     def _host_baby_steps(self, query: memoryview) -> list:
         """The query and its n1 - 1 baby-step rotations on the host: the steps split over ``host_workers``
