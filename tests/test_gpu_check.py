@@ -88,6 +88,8 @@ def test_gpu_run_measures_one_unit_per_call_writes_rows_as_they_finish_and_resum
     env = os.environ | dict(PYTHONPATH=str(ROOT), HEPKG_RNS_XP="numpy")
     committed, out = tmp_path / "committed", tmp_path / "out"
     committed.mkdir()
+    stale = tmp_path / "db" / "hepkg-fsgpu-4194304-left"          # a killed run's database (no such pid)
+    (stale / "db0").mkdir(parents=True)
     first = subprocess.run(_toy(out, committed, "--tmp", str(tmp_path / "db")), cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
@@ -96,7 +98,7 @@ def test_gpu_run_measures_one_unit_per_call_writes_rows_as_they_finish_and_resum
     rows = pd.read_json(out / "K2049.jsonl", lines=True)
     assert record["complete"] and record["rows"] == len(rows) == 2 and record["config"]["K"] == 2049
     assert rows.correct.all() and (rows.groups == 2).all() and list(rows.variant) == ["bsgs-tbs", "bsgs-tbe"]
-    assert not (tmp_path / "db").exists() or not any((tmp_path / "db").iterdir())   # the databases deleted
+    assert not any((tmp_path / "db").iterdir())         # the databases deleted, the killed run's too
     for p in out.iterdir():
         (committed / p.name).write_bytes(p.read_bytes())
     second = subprocess.run(_toy(tmp_path / "out2", committed), cwd=ROOT, env=env, capture_output=True, text=True,

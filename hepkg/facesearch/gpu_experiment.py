@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import tempfile
 import time
 
 import numpy as np
 
-from hepkg import he
+from hepkg import atomic, he
 from hepkg.rns import device as rdev
 
 from . import chebyshev
@@ -34,11 +35,16 @@ __all__ = ["measure", "measure_streams", "stream_settings", "QUERIES"]
 QUERIES = ("membership", "membership_slots", "identify")
 
 
+_WORKDIR = re.compile(r"hepkg-fsgpu-(\d+)-\w+")
+
+
 def _workdir(config: dict) -> str:
-    """A fresh folder to enroll into, under ``config['tmp']`` (made if missing) or the system's temporary one."""
-    if config.get("tmp"):
-        pathlib.Path(config["tmp"]).mkdir(parents=True, exist_ok=True)
-    return tempfile.mkdtemp(prefix="hepkg-fsgpu-", dir=config.get("tmp"))
+    """A fresh folder to enroll into, under ``config['tmp']`` (made if missing) or the system's temporary one;
+    the folders of runs that were killed (their pid gone: a database can be 21.5 GB) are removed first."""
+    base = pathlib.Path(config.get("tmp") or tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    atomic.clean_stale(base, _WORKDIR)
+    return tempfile.mkdtemp(prefix=f"hepkg-fsgpu-{os.getpid()}-", dir=base)
 
 
 def _identified(values: np.ndarray) -> list[int]:

@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import pathlib
+import signal
 import sys
 import time
 
@@ -184,6 +185,7 @@ def main(argv=None) -> int:
         parser.error(f"--variants: choose among {', '.join(VARIANTS)}")
     base = dict(PAPER_RUN, params=args.params, l=args.l, Km=args.Km, reps=args.reps, warmup=args.warmup,
                 insecure=args.insecure or PAPER_RUN["insecure"], tmp=args.tmp, variants=variants)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # timeout's TERM: the enrolled databases deleted
     print(f"measuring {unit} into {out}", flush=True)
     record = run_unit(unit, out, base)
     print(f"{unit}: {record['rows']} rows in {record['seconds']} s", flush=True)
