@@ -82,7 +82,7 @@ def _toy(out, committed, *extra):
 
 
 def test_gpu_run_measures_one_unit_per_call_writes_rows_as_they_finish_and_resumes(tmp_path):
-    """The entry on the CPU (the rns engine on numpy, a toy ring, l = 16): the first call measures K2049 (two
+    """The entry on the CPU (the rns engine's CPU kernels, a toy ring, l = 16): the first call measures K2049 (two
     groups) and nothing else, its rows and record in --out; with them committed, the next call measures K64, and a
     third finds the plan complete."""
     env = os.environ | dict(PYTHONPATH=str(ROOT), HEPKG_RNS_XP="numpy")

@@ -101,7 +101,7 @@ def sizes(public: bytes) -> dict:
 
 @contextmanager
 def array_module(name: str):
-    """HEPKG_RNS_XP set to ``name`` while contexts are made or loaded (the host side always runs on numpy)."""
+    """HEPKG_RNS_XP set to ``name`` while contexts are made or loaded (the host side always runs on the CPU)."""
     old = os.environ.get("HEPKG_RNS_XP")
     os.environ["HEPKG_RNS_XP"] = name
     try:
@@ -154,7 +154,7 @@ def _install(xp) -> None:
 def window(xp):
     """Device bytes in use (CuPy's memory pool) and their peak during the block, read at every allocation, so no
     peak between two readings escapes: ``with window(xp) as w: ...`` then ``w.base``, ``w.peak``, ``w.end``,
-    ``w.rise`` (peak above base). Windows nest; on numpy the block runs unmeasured (``w`` is None)."""
+    ``w.rise`` (peak above base). Windows nest; on the CPU the block runs unmeasured (``w`` is None)."""
     if not rdev.on_gpu(xp):
         yield None
         return

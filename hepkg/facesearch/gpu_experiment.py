@@ -192,7 +192,7 @@ def measure(config: dict, on_row=None) -> list[dict]:
     server's: keys and diagonals to the device, TBS's pre-rotation; ``setup_*_s`` its phases), ``rtt_s`` (their
     sum), ``disk_bytes`` + ``key_bytes`` (the database and the public context); device memory measured at
     every allocation (``device_setup_peak_bytes``, ``device_resident_bytes``, ``device_online_peak_bytes``:
-    None on numpy) beside the estimate; ``rss_setup_peak_bytes`` (the process's peak during the variant's
+    None on the CPU) beside the estimate; ``rss_setup_peak_bytes`` (the process's peak during the variant's
     setup; the variants share the process) and ``rss_peak_bytes``. Membership is decided (``member``,
     ``member_rule``) by :class:`~hepkg.facesearch.decision.SlotRule` (GPU path) on the "slots" answer where it is
     sound, else from the identification answer; ``correct`` says every answer agreed with numpy."""

@@ -55,8 +55,9 @@ def _all(g, column):
 
 
 def _source(r) -> str:
+    """Where a row ran: the GPU's name, or the CPU (its cores and the engine's kernels) at the row's ring."""
     return (f"GPU: {r['device']}" if r["device_kind"] == "cuda"
-            else f"CPU: rns engine on numpy at N={int(r['N'])}, l={int(r['l'])} (not a GPU)")
+            else f"CPU: rns engine, {r['device']}, N={int(r['N'])}, l={int(r['l'])} (not a GPU)")
 
 
 def _measured(runs: pd.DataFrame) -> pd.DataFrame:
@@ -69,14 +70,15 @@ def _measured(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def openfhe_rows(folder=None) -> pd.DataFrame:
-    """Figure 4's CPU side: the committed OpenFHE membership and identification times of the CPU section
-    (``artifacts/facesearch/raw/trials.csv``, measured rows), with its machine and threads (empty without it)."""
+    """Figure 4's CPU side: the committed OpenFHE membership and identification times of the CPU section's paper
+    methods (``artifacts/facesearch/raw/trials.csv``, measured rows of ``hydia`` and ``bsgs-diagonal``), with its
+    machine and threads (empty without it)."""
     folder = pathlib.Path(folder or paths.ROOT / "artifacts" / "facesearch")
     path, prov = folder / "raw" / "trials.csv", folder / "raw" / "provenance.json"
     if not path.is_file():
         return pd.DataFrame()
     t = pd.read_csv(path)
-    t = t[(t.status == "measured") & (t.backend == "openfhe") & t.membership_s.notna()]
+    t = t[(t.status == "measured") & (t.backend == "openfhe") & t.membership_s.notna() & t.method.isin(PAPER.APPROACH)]
     info = json.loads(prov.read_text()) if prov.is_file() else {}
     run = folder / "run.json"
     system = json.loads(run.read_text()).get("system", {}) if run.is_file() else {}
@@ -336,8 +338,9 @@ def build(raw: dict) -> dict:
     streams = pd.concat([raw.get("streams", pd.DataFrame()), dev[unit == "streams"]], ignore_index=True)
     S = summary(runs)
     ct = int(runs.membership_down_bytes.dropna().iloc[0]) if "membership_down_bytes" in runs else int(_CT)
-    return dict(runs=runs, streams_runs=streams, device=raw["device"], summary=S, table2=table2(runs),
-                tables78=tables78(S, runs), fig4=fig4_table(runs, raw.get("cpu_openfhe", pd.DataFrame())),
+    cpu = raw.get("cpu_openfhe", pd.DataFrame())
+    return dict(runs=runs, streams_runs=streams, device=raw["device"], cpu_openfhe=cpu, summary=S, table2=table2(runs),
+                tables78=tables78(S, runs), fig4=fig4_table(runs, cpu),
                 streams=streams_table(streams), phases=phases_table(runs), memory=memory_table(runs),
                 keys=keys_at_paper(), eq6=eq6_table(raw["device"], ct), paper=PAPER.gpu_table())
 
@@ -356,9 +359,16 @@ def figures(R: dict):
         axes[0].plot(g.K, g.membership_s, "^:", alpha=.6, label=f"{name} (paper's CPU)")
     for (variant, gpu_name), g in paper.groupby(["variant", "gpu"], sort=False):
         axes[0].plot(g.K, g.membership_s, "x--", alpha=.6, label=f"{variant.replace('GPU', gpu_name)} (paper)")
-    for name, g in (S.groupby(["source", "approach"], sort=False) if len(S) else ()):
-        axes[0].plot(g.K, g.membership_s, "o-" if g.device_kind.iloc[0] == "cuda" else "s:",
-                     label=f"{name[1]} (ours, {name[0][:40]})")
+    cpu = R["cpu_openfhe"]
+    cpu = cpu[(cpu.kappa == 8) & (cpu.l == PAPER.DIM)] if len(cpu) else cpu
+    for method, g in (cpu.groupby("method", sort=False) if len(cpu) else ()):
+        med = g.groupby("K").membership_s.median()
+        axes[0].plot(med.index, med.values, "v-", label=f"{PAPER.APPROACH.get(method, method)} (ours: OpenFHE, "
+                                                         f"{g.cpu.iloc[0]}, {int(g.omp_threads.iloc[0])} threads)")
+    for (_, approach), g in (S.groupby(["source", "approach"], sort=False) if len(S) else ()):
+        gpu_row = g.device_kind.iloc[0] == "cuda"
+        where = g.source.iloc[0] if gpu_row else f"CPU at N={int(g.N.iloc[0])}, l={int(g.l.iloc[0])}: not comparable"
+        axes[0].plot(g.K, g.membership_s, "o-" if gpu_row else "s:", label=f"{approach} (ours, {where})")
     for variant in ("HyDia", "BSGS"):
         for gpu_name in ("RTX", "H200"):
             c = cpu_paper[(cpu_paper.kappa == 8) & cpu_paper.approach.str.startswith(variant)].set_index("K")
@@ -387,6 +397,9 @@ def figures(R: dict):
     for (source, approach), g in (ours.groupby(["source", "approach"], sort=False) if len(ours) else ()):
         axes[0].plot(g.K, g.membership_s, "s:", label=f"{approach} (ours, {source})")
         axes[1].plot(g.K, g.identify_s, "s:", label=f"{approach} (ours, {source})")
+    if not len(ours):
+        axes[0].text(0.5, 0.05, "ours: not measured (no GPU rows at the paper's sizes)", transform=axes[0].transAxes,
+                     ha="center", fontsize=8)
     for ax, t in zip(axes, ("membership", "index")):
         ax.set(xscale="log", yscale="log", title=f"{t}: RTX 8000 vs H200", xlabel="K", ylabel="seconds")
     axes[0].legend(fontsize=5)
