@@ -8,6 +8,7 @@ measurement child's scratch folder).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pathlib
 import re
@@ -87,3 +88,30 @@ def write_bytes(path, data: bytes) -> None:
 def write_text(path, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # from <fcntl.h>, <linux/fs.h>
+try:
+    _RENAMEAT2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28 and later
+except (AttributeError, OSError, TypeError):  # not Linux
+    _RENAMEAT2 = None
+
+
+def replace_folder(new, target) -> None:
+    """Put the folder ``new`` at ``target`` and remove what was there: readers of ``target`` see the old folder
+    or the new one, whole, never a mix. Where ``target`` exists, the two are exchanged in one step (Linux'
+    ``renameat2(RENAME_EXCHANGE)``), then the old one, now under ``new``'s name, is removed: killed while it is
+    removed, it is left under that name (for :func:`clean_stale`). Elsewhere the old folder is renamed to ``new``'s
+    name plus ``.old`` first, a moment in which ``target`` is absent."""
+    new, target = pathlib.Path(new), pathlib.Path(target)
+    if not os.path.lexists(target):
+        os.replace(new, target)
+        return
+    if _RENAMEAT2 is not None and _RENAMEAT2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(target),
+                                             _RENAME_EXCHANGE) == 0:
+        shutil.rmtree(new)
+        return
+    aside = new.with_name(new.name + ".old")
+    os.replace(target, aside)
+    os.replace(new, target)
+    shutil.rmtree(aside)

@@ -87,6 +87,18 @@ def make_context(backend: str, scheme: str, policy: str = "pow2"):
     return he.context(backend, params, rotations=rotations, policy=policy, swap=scheme == "bfv")
 
 
+def received(data, **kw):
+    """``he.load_context(data)`` by a party that pinned the fingerprint of exactly these bytes (what their maker,
+    honest or not, published)."""
+    return he.load_context(data, fingerprint=he.fingerprint(data), **kw)
+
+
+def pinned(data, backend: str | None = None) -> dict:
+    """The keyword arguments of a party that receives the context ``data`` pinned to its fingerprint (``backend``
+    named: 'sim' must be)."""
+    return dict(fingerprint=he.fingerprint(data), backend=backend)
+
+
 def cupy_or_skip():
     """The cupy module where a CUDA device is present; the test is skipped otherwise (also where CuPy is
     installed but sees no device: its device count raises then)."""

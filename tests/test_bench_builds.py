@@ -1,5 +1,6 @@
 """Cached builds of foreign C++ from checkouts (hepkg.bench.builds), on a small CMake library and program."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -234,3 +235,53 @@ def test_the_accelerator_is_hexl_only_on_a_cpu_with_ifma_and_given_its_checkouts
         got = builds.accelerator()
         assert got == (("the HEXL build", "") if not why else (None, got[1])) and why in got[1]
     builds.accelerator.cache_clear()
+
+
+# ------------------------------------------------------------------ what the cache finds is checked (issue 59, item 6)
+def test_a_truncated_build_record_is_rebuilt_not_a_json_error(cache, library):
+    """A truncated build.json gave a raw JSONDecodeError, forever."""
+    first = builds.openfhe(library, "v1", quiet=True)
+    record = first.root / "build.json"
+    record.write_text(record.read_text()[:100])
+    with pytest.raises(builds.BuildError, match=f"{first.root} holds no readable build record"):
+        builds.Build(first.root)
+    again = builds.openfhe(library, "v1", quiet=True)
+    assert again.root == first.root and again.record["commit"] == builds.commit_of(library, "v1")
+    assert subprocess.run([again.prefix / "bin" / "fakefhe"], capture_output=True, text=True).stdout == "42\n"
+
+
+def test_a_build_whose_binary_was_deleted_is_rebuilt(cache, library, tmp_path):
+    """An entry whose binary was deleted was returned as a good build."""
+    lib = builds.openfhe(library, "v1", quiet=True)
+    prog = _repo(tmp_path / "prog", {"CMakeLists.txt": PROGRAM, "main.cpp": MAIN})
+    first = builds.program("prog", prog, deps=[lib], quiet=True)
+    (first.root / "build" / "test").unlink()
+    assert "build/test" in first.damage()
+    again = builds.program("prog", prog, deps=[lib], quiet=True)
+    assert again.damage() is None and "files" not in again.record["deps"][0]
+    assert subprocess.run([again.root / "build" / "test"], capture_output=True, text=True).stdout == "42\n"
+
+
+def test_a_folder_without_build_record_is_rebuilt(cache, library):
+    """A final folder without build.json rebuilt, then failed with OSError 39 (the folder was not empty)."""
+    first = builds.openfhe(library, "v1", quiet=True)
+    (first.root / "build.json").unlink()
+    again = builds.openfhe(library, "v1", quiet=True)
+    assert again.root == first.root and again.damage() is None
+
+
+def test_killed_builds_leave_no_partial_trees(cache, library):
+    """Killed builds left their .partial-* trees (a whole OpenFHE build) forever."""
+    first = builds.openfhe(library, "v1", quiet=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [cache / f"other-key.partial-{dead.pid}-abc", cache / f"{first.root.name}.partial-xyz"]
+    for tree in stale:
+        (tree / "build").mkdir(parents=True)
+    live = cache / f"other-key.partial-{os.getpid()}-def"
+    live.mkdir()
+    builds.openfhe(library, "v1", options=dict(NATIVE_SIZE="128"), quiet=True)  # another key: the dead pid's goes
+    assert not stale[0].exists() and live.exists()
+    first.root.joinpath("build.json").unlink()
+    builds.openfhe(library, "v1", quiet=True)  # this key's tree of an older name goes when this key builds
+    assert not stale[1].exists()

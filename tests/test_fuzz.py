@@ -4,9 +4,12 @@ Each mutated input must either parse (a mutation inside coefficient data is a va
 ciphertext or key of something else) or raise CorruptedData / ContextMismatch, and the
 interpreter must survive: OpenFHE's parsers crash on some inputs, which the forked guard
 turns into CorruptedData. Two attackers: an outsider alters the authenticated bytes (every
-attempt must fail the MAC or checksum), and an insider, a session member, re-tags altered
-payloads with the session key (or re-checksums a context) so that they reach the library.
-The smoke run is part of ``make test``; ``slow`` runs HEPKG_FUZZ_TRIALS (default 1000) per target.
+attempt must fail the MAC or the pinned fingerprint), and an insider, a session member, re-tags
+altered payloads with the session key (or a context's maker publishes the fingerprint of an
+altered context) so that they reach the library.
+Every party that parses what another party sent is fuzzed the same way through its own entry point
+(``tests/fuzz_parties.py``). The smoke run is part of ``make test``; ``slow`` runs HEPKG_FUZZ_TRIALS
+(default 1000) per target.
 """
 import os
 import random
@@ -15,11 +18,13 @@ import pytest
 
 import hepkg.he as he
 from hepkg.he import envelope
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS
+import fuzz_parties
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 TRIALS = int(os.environ.get("HEPKG_FUZZ_TRIALS", "1000"))
 SMOKE = 25
+PARTY_SMOKE = 2
 REJECTED = (he.CorruptedData, he.ContextMismatch)
 
 
@@ -82,10 +87,10 @@ def fuzz_contexts(backend: str, trials: int, seed: int = 2) -> None:
     rng = random.Random(seed)
     good = envelope.pack("context", meta, payload)
     for _ in range(trials):
-        with pytest.raises(REJECTED):
-            he.load_context(mutate(good, rng))
-        try:
-            he.load_context(envelope.pack("context", meta, mutate(payload, rng)))
+        with pytest.raises(REJECTED):  # outsider: the pinned fingerprint holds
+            he.load_context(mutate(good, rng), fingerprint=he.fingerprint(good))
+        try:  # the context's maker, publishing the fingerprint of what it altered
+            received(envelope.pack("context", meta, mutate(payload, rng)))
         except REJECTED:
             pass
 
@@ -99,7 +104,7 @@ def fuzz_keys(backend: str, trials: int, seed: int = 3) -> None:
         altered = list(parts)
         altered[which] = mutate(parts[which], rng)
         try:
-            he.load_context(envelope.pack("context", meta, envelope.frame(altered)))
+            received(envelope.pack("context", meta, envelope.frame(altered)))
         except REJECTED:
             pass
 
@@ -119,3 +124,27 @@ def test_fuzz(backend, target):
     if backend == "sim" and target is not fuzz_ciphertexts:
         pytest.skip("sim's context payload is empty: nothing to parse")
     target(backend, TRIALS)
+
+
+def fuzz_party(name: str, trials: int, seed: int = 4) -> None:
+    """A session member's random forgeries, delivered to one party's entry point: each parses or is refused with
+    an error naming the problem (any other exception fails the test), and the interpreter survives."""
+    rng = random.Random(seed)
+    for _ in range(trials):
+        fuzz_parties.PARTIES[name](lambda ctx, data: fuzz_parties.forgery(ctx, data, lambda p: mutate(p, rng)))
+
+
+needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="the parties are fuzzed on OpenFHE")
+
+
+@needs_openfhe
+@pytest.mark.parametrize("party", fuzz_parties.PARTIES)
+def test_fuzz_parties_smoke(party):
+    fuzz_party(party, PARTY_SMOKE)
+
+
+@pytest.mark.slow
+@needs_openfhe
+@pytest.mark.parametrize("party", fuzz_parties.PARTIES)
+def test_fuzz_parties(party):
+    fuzz_party(party, TRIALS)

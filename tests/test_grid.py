@@ -208,7 +208,7 @@ import hepkg.lifeline as lifeline
 from test_grid import record_pid_and_sleep
 pids, store, mode = sys.argv[1:]
 if mode == "fork, no prctl":
-    lifeline._pdeathsig = lambda: False  # the forked workers poll their parent instead
+    lifeline.die_with_parent = lambda: False  # the forked workers poll their parent instead
 multiprocessing.set_start_method(mode.split(",")[0])
 grid.run_grid(record_pid_and_sleep, [{"i": i, "pids": pids} for i in range(2)], store,
               executor="process", workers=2, progress=False)

@@ -14,7 +14,7 @@ import pytest
 
 import hepkg.he as he
 from hepkg.he import envelope
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 
@@ -87,8 +87,9 @@ def test_11_built_modulus_is_read_back_and_recorded(backend):
     assert built.n == ctx.params.n and built.security >= 128 and built.log_pq == built.log_q + sum(built.p_bits)
     assert ctx.public().built == built
     rec = [r for r in he.built_params() if (r["backend"], r["params"], r["insecure"], r["log_pq"])
-           == (backend, ctx.params.name, False, built.log_pq)]
+           == (backend, ctx.params.name, backend == "sim", built.log_pq)]  # sim encrypts nothing
     assert len(rec) == 1 and rec[0]["declared_security"] == ctx.params.security
+    assert rec[0]["security"] == ctx.security == (0.0 if backend == "sim" else built.security)
 
 
 @pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
@@ -137,7 +138,7 @@ def test_2_openfhe_forged_payloads_do_not_kill_the_interpreter():
     bad = bytearray(payload)
     bad[300] = 250  # SIGFPE in OpenFHE's context deserializer: now refused before it is parsed
     with pytest.raises(he.CorruptedData, match="not the one bfv-8192-d2 builds"):
-        he.load_context(envelope.pack("context", meta, bytes(bad)))
+        received(envelope.pack("context", meta, bytes(bad)))
     data = ctx.serialize(ctx.encrypt([1, 2]))
     meta, payload = envelope.unpack(data, "ciphertext", key=ctx.session_key)
     meta.pop("kind")
@@ -188,9 +189,9 @@ def test_10_context_metadata_is_validated(backend):
                           (dict(built=dict(q_bits=[1], p_bits=[])), "moduli"),
                           (dict(params={**meta["params"], "depth": -1}), "invalid parameter set")):
         with pytest.raises(he.CorruptedData, match=field):
-            he.load_context(envelope.pack("context", {**meta, **change}, payload))
+            received(envelope.pack("context", {**meta, **change}, payload), backend=backend)
     with pytest.raises(he.CorruptedData, match="'policy' is missing"):
-        he.load_context(envelope.pack("context", {k: v for k, v in meta.items() if k != "policy"}, payload))
+        received(envelope.pack("context", {k: v for k, v in meta.items() if k != "policy"}, payload))
 
 
 @pytest.mark.skipif(not he.availability()["pyfhel"], reason="needs pyfhel")
@@ -200,7 +201,7 @@ def test_10_context_claiming_another_ring_is_refused():
     meta.pop("kind")
     meta["params"] = he.get_params("bfv-8192-spmv").to_dict()
     with pytest.raises(he.CorruptedData, match="N=1024"):
-        he.load_context(envelope.pack("context", meta, payload))
+        received(envelope.pack("context", meta, payload))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -214,7 +215,7 @@ def test_10_another_backends_context_is_refused(backend):
     meta.pop("kind")
     meta["backend"] = backend
     with pytest.raises(he.CorruptedData):
-        he.load_context(envelope.pack("context", meta, payload))
+        received(envelope.pack("context", meta, payload), backend=backend)
 
 
 # ------------------------------------------------------------------ 3. evaluation keys are released

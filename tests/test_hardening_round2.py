@@ -14,7 +14,7 @@ import pytest
 import hepkg.he as he
 from hepkg.he import envelope
 from hepkg.he.envelope import frame, unframe
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
@@ -101,7 +101,8 @@ def test_4_openfhe_key_maps_cannot_be_poisoned(tmp_path, maps):
         loaded = {}
         for name in sys.argv[2].split(","):
             try:
-                loaded[name] = he.load_context((folder / name).read_bytes())
+                data = (folder / name).read_bytes()
+                loaded[name] = he.load_context(data, fingerprint=he.fingerprint(data))
             except he.HEError as exc:
                 print("refused", name, exc)
         pc = loaded["real"]
@@ -144,7 +145,8 @@ def test_4_keys_under_another_tag_are_refused(tmp_path, maps):
         tag = openfhe.ofhe.DeserializePublicKeyString(pk_b, openfhe._BIN).GetKeyTag()
         other = galois_b.replace(tag.encode(), b"f" * len(tag))
         try:
-            he.load_context(envelope.pack("context", meta, frame([cc_b, pk_b, mult_b, other])), guard=False)
+            data = envelope.pack("context", meta, frame([cc_b, pk_b, mult_b, other]))
+            he.load_context(data, fingerprint=he.fingerprint(data), guard=False)
         except (he.CorruptedData, he.BackendUnavailable) as exc:
             print("refused:", exc)
         print("tags left:", sorted(openfhe._tags()), sorted(openfhe.ofhe.CryptoContext.GetAllEvalMultKeys()))
@@ -186,18 +188,22 @@ def test_5_every_backends_context_is_refused_as_another(context_bytes, params, r
     meta.pop("kind")
     meta["backend"] = claimed
     with pytest.raises(he.CorruptedData):
-        he.load_context(envelope.pack("context", meta, payload))
+        received(envelope.pack("context", meta, payload), backend=claimed)
 
 
 @needs_pyfhel
 def test_5_client_b_never_gets_a_relabelled_context():
     from hepkg.spmv import ClientA, ClientB
     a = ClientA(np.eye(4, dtype=np.int64), backend="pyfhel", params="bfv-8192-d2")
-    meta, payload = envelope.unpack(a.encryption_context(), "context")
+    sent = a.encryption_context()
+    meta, payload = envelope.unpack(sent, "context")
     meta.pop("kind")
     meta["backend"] = "sim"
-    with pytest.raises(he.CorruptedData, match="relabelled as sim"):
-        ClientB(np.arange(4), envelope.pack("context", meta, payload), a.column_index_message())
+    forged = envelope.pack("context", meta, payload)
+    with pytest.raises(he.CorruptedData, match="not the one its maker published"):
+        ClientB(np.arange(4), forged, a.column_index_message(), fingerprint=he.fingerprint(sent))
+    with pytest.raises(he.CorruptedData, match="relabelled as sim"):  # even where its maker vouches for it
+        ClientB(np.arange(4), forged, a.column_index_message(), fingerprint=he.fingerprint(forged), backend="sim")
 
 
 # ------------------------------------------------------------------ 7. public Pyfhel ciphertexts
@@ -236,7 +242,8 @@ def test_9_openfhe_encodes_in_a_worker_thread(tmp_path, params, made):
         import pathlib, sys, threading
         import hepkg.he as he
         if "{made}" == "loaded":
-            c = he.load_context(pathlib.Path(sys.argv[1]).read_bytes())
+            data = pathlib.Path(sys.argv[1]).read_bytes()
+            c = he.load_context(data, fingerprint=he.fingerprint(data))
         else:
             c = he.context("openfhe", "{params}", insecure=True)
         done = []

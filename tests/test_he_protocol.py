@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import hepkg.he as he
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, ROTATIONS, ckks_tol, make_context, rotate_ref
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, ROTATIONS, ckks_tol, make_context, received, rotate_ref
 
 T = BFV.plain_modulus
 SETTINGS = settings(max_examples=12, deadline=None)
@@ -171,7 +171,7 @@ def test_corrupted_and_foreign_bytes(bfv):
     with pytest.raises(he.ContextMismatch):
         bfv.add(bfv.encrypt([1]), other.encrypt([1]) if bfv.backend != "sim" else he.context("sim", BFV).encrypt([1]))
     with pytest.raises(he.CorruptedData):
-        he.load_context(data)
+        received(data)
 
 
 # ---------------------------------------------------------------- bad input
@@ -230,7 +230,7 @@ def test_encryption_only_context(scheme):
     for backend in backends:
         ctx = make_context(backend, scheme)
         full, slim = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
-        enc = he.load_context(slim)
+        enc = received(slim, backend=backend)
         assert enc.relin_key is False and len(enc.keys) == 0 and not enc.swap_key
         sizes = enc.key_sizes()
         assert sizes["relin_key"] == sizes["galois_keys"] == 0 or backend == "sim"

@@ -118,8 +118,9 @@ def test_perf_refusals():
             PF.perf_layout(PS, N_SLOTS, scheme="perfomd", k=4, repetitions=4, buckets=64, expand_limbs=limbs)
     with pytest.raises(ValueError, match="index buckets"):
         PF.perf_layout(PS, N_SLOTS, scheme="perfomd", k=4)                  # 16 x 400 x 3 > 4096 slots
+    wide = PF.perf_layout(PS, N_SLOTS, k=4, repetitions=4, buckets=64)  # 53 x 2 x 306 > 4096 slots: counted only
     with pytest.raises(ValueError, match="payload buckets"):
-        PF.perf_layout(PS, N_SLOTS, k=4, repetitions=4, buckets=64)         # 53 x 2 x 306 > 4096 slots
+        PF.PerfDetector(PF.PerfReceiver(_context("sim", wide.steps), board.sk, wide).detection_key())
     omr = PF.perf_layout(PS, N_SLOTS, k=4, payload_bytes=32, repetitions=4, buckets=64)
     key = PF.PerfReceiver(_context("sim", omr.steps), board.sk, omr).detection_key()
     with pytest.raises(ValueError, match="payload slots"):

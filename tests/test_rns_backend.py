@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hepkg.he as he
+from conftest import received
 
 PARAMS = he.get_params("toy-ckks-4096-d11")
 TOL = 256 * PARAMS.n / 2.0 ** PARAMS.scale_bits
@@ -87,7 +88,7 @@ def test_public_context_and_serialization(ctx):
     np.testing.assert_allclose(back, (v * v)[1:16], atol=TOL)
     sizes = ctx.key_sizes()
     assert sizes["galois_keys"] > sizes["relin_key"] > sizes["public_key"] > 0
-    enc_only = he.load_context(ctx.to_bytes(evaluation_keys=False))
+    enc_only = received(ctx.to_bytes(evaluation_keys=False))
     with pytest.raises(he.MissingKeyError):
         enc_only.relinearize(enc_only.mul(enc_only.encrypt(v), enc_only.encrypt(v), relin=False))
 

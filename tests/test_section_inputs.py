@@ -113,13 +113,15 @@ def test_gemm_cloud_refuses_a_secret_context(gemm_ctx):
 def leaky_load_context(monkeypatch):
     """he.load_context handing out the key holder's context (a regression the parties must catch)."""
     secret = he.context("sim", SPMV_PARAMS)
-    monkeypatch.setattr(he, "load_context", lambda data: secret)
+    monkeypatch.setattr(he, "load_context", lambda data, **kw: secret)
 
 
 def test_spmv_parties_from_public_bytes_hold_no_secret():
     a = ClientA(M, params=SPMV_PARAMS, backend="sim")
-    assert not Cloud(a.public_context()).ctx.has_secret
-    assert not ClientB(np.ones(3, dtype=np.int64), a.public_context(), a.column_index_message()).ctx.has_secret
+    pin = he.fingerprint(a.public_context())
+    assert not Cloud(a.public_context(), fingerprint=pin, backend="sim").ctx.has_secret
+    assert not ClientB(np.ones(3, dtype=np.int64), a.public_context(), a.column_index_message(), fingerprint=pin,
+                       backend="sim").ctx.has_secret
 
 
 def test_spmv_cloud_and_client_b_refuse_a_secret_context(leaky_load_context):

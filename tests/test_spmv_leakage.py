@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import hepkg.he as he
+from conftest import pinned
 from hepkg.he.errors import EncodingError, MissingKeyError
 from hepkg.spmv import (ClientA, ClientB, FixedPoint, capacity, messages, run_cssc, run_diagonal, run_rowwise,
                         vector_bound)
@@ -48,11 +49,13 @@ def test_default_bound_is_public_and_exact(longest_row):
 def test_client_b_derives_the_bound_from_what_it_receives():
     m = pattern()
     a = ClientA(m, backend="sim")
-    b = ClientB(np.full(70, 3), a.encryption_context(), a.column_index_message())
+    b = ClientB(np.full(70, 3), a.encryption_context(), a.column_index_message(),
+                **pinned(a.encryption_context(), "sim"))
     longest = int(m.getnnz(axis=1).max())
     assert b.vector_bound == a.vector_bound == vector_bound(BFV, FixedPoint(), longest)
     with pytest.raises(EncodingError, match=f"exceeds the public bound {a.vector_bound:g}"):
-        ClientB(np.full(70, int(a.vector_bound) + 1), a.encryption_context(), a.column_index_message())
+        ClientB(np.full(70, int(a.vector_bound) + 1), a.encryption_context(), a.column_index_message(),
+                **pinned(a.encryption_context(), "sim"))
 
 
 def test_the_papers_wide_matrices_keep_a_bound():
@@ -78,7 +81,8 @@ def test_client_a_refuses_a_matrix_that_could_overflow(method):
 def test_client_b_cannot_evaluate():
     """B's context (to_bytes(evaluation_keys=False)) encrypts, but holds no relinearization or rotation key."""
     a = ClientA(pattern(), backend="sim")
-    b = ClientB(np.ones(70, dtype=np.int64), a.encryption_context(), a.column_index_message())
+    b = ClientB(np.ones(70, dtype=np.int64), a.encryption_context(), a.column_index_message(),
+                **pinned(a.encryption_context(), "sim"))
     ct = b.ctx.encrypt(np.arange(4))
     assert not b.ctx.has_secret and not b.ctx.keys.steps and len(a.encryption_context()) < len(a.public_context())
     with pytest.raises(MissingKeyError):

@@ -4,6 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 import hepkg.he as he
+from conftest import pinned
 from hepkg.he.errors import NoPrivacyWarning
 from hepkg.he.levels import affordable_drop
 from hepkg.spmv import ClientA, ClientB, messages, run_cssc
@@ -77,8 +78,9 @@ def test_client_b_takes_the_drop_from_a_and_refuses_a_forged_one():
     m, v = operands()
     a = ClientA(m, backend="pyfhel", params="bfv-8192-default", drop_primes=1)
     msg = a.column_index_message()
-    assert ClientB(v, a.encryption_context(), msg).drop_primes == 1
+    sent = a.encryption_context()
+    assert ClientB(v, sent, msg, **pinned(sent)).drop_primes == 1
     meta, arrays, _ = messages.unpack(msg, "spmv/column-index")
     forged = messages.pack("spmv/column-index", dict(meta, drop_primes=-2), arrays)
     with pytest.raises(ValueError, match="drop_primes"):
-        ClientB(v, a.encryption_context(), forged)
+        ClientB(v, sent, forged, **pinned(sent))

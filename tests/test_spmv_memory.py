@@ -5,6 +5,7 @@ import tracemalloc
 import numpy as np
 import scipy.sparse as sp
 
+from conftest import pinned
 from hepkg.spmv import ClientA, ClientB, Cloud, messages
 
 
@@ -23,9 +24,9 @@ def cloud_peak(n: int):
     m = sp.random(n, n, density=0.02, format="csr", random_state=2, data_rvs=lambda k: np.ones(k, int))
     v = np.ones(n, dtype=np.int64)
     a = ClientA(m, backend="sim")
-    b = ClientB(v, a.encryption_context(), a.column_index_message())
+    b = ClientB(v, a.encryption_context(), a.column_index_message(), **pinned(a.encryption_context(), "sim"))
     a_msg, b_msg = a.matrix_message(), b.vector_message()
-    cloud = Cloud(a.public_context())
+    cloud = Cloud(a.public_context(), **pinned(a.public_context(), "sim"))
     reply, peak = traced_peak(lambda: cloud.evaluate(a_msg, b_msg))
     assert np.array_equal(a.decrypt_result(reply), m @ v)
     return a.plan.n_ct, peak, len(a_msg) + len(b_msg)

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import hepkg.he as he
+from conftest import pinned
 from hepkg.he.params import ParamSet
 from hepkg.he.errors import CorruptedData, EncodingError, SecretKeyRequired
 from hepkg.spmv import messages
@@ -95,8 +96,8 @@ def test_parties_exchange_bytes_and_cloud_cannot_decrypt():
     a = ClientA(m, backend="sim")
     ctx_bytes, ci_msg, a_msg = a.public_context(), a.column_index_message(), a.matrix_message()
     assert all(isinstance(x, bytes) for x in (ctx_bytes, ci_msg, a_msg))
-    b = ClientB(v, ctx_bytes, ci_msg)
-    cloud = Cloud(ctx_bytes)
+    b = ClientB(v, ctx_bytes, ci_msg, **pinned(ctx_bytes, "sim"))
+    cloud = Cloud(ctx_bytes, **pinned(ctx_bytes, "sim"))
     assert not cloud.ctx.has_secret and not b.ctx.has_secret
     res = cloud.evaluate(a_msg, b.vector_message())
     np.testing.assert_array_equal(a.decrypt_result(res), m @ v)

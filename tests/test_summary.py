@@ -59,7 +59,9 @@ def test_a_section_page_is_derived_from_its_folder(tmp_path):
     (folder / "claims.json").write_text(json.dumps([
         dict(claim="spmv.headline_speedups", statement="s", source="T5", status="fails",
              evidence=[dict(matrix="arc130", speedup_dense=23.3, kind_dense="measured", paper=30.1)]),
-        dict(claim="spmv.other", statement="a | b", source="T1", status="holds", evidence="x")]))
+        dict(claim="spmv.other", statement="a | b", source="T1", status="holds", evidence="x"),
+        dict(claim="spmv.both", statement="s", source="T2", status="fails: below", evidence={},
+             subjects={"the authors' program": "fails: below", "hepkg": "holds"})]))
     (folder / "run.json").write_text(json.dumps(dict(scale="quick", started="2026-01-01T00:00:00+00:00",
                                                      finished="2026-01-01T00:01:30+00:00",
                                                      system=dict(git=dict(revision="0123456789", dirty=False)))))
@@ -68,17 +70,19 @@ def test_a_section_page_is_derived_from_its_folder(tmp_path):
     (folder / "fig5_time.png").write_bytes(b"")
     (row,) = summary.rows(tmp_path)
     assert (row["status"], row["seconds"], row["revision"], row["claims_hold"], row["claims_fail"]) == \
-           ("not run", 90.0, "0123456, clean", 1, 1)
+           ("not run", 90.0, "0123456, clean", 1, 2)  # one statement judged on two subjects counts once
     assert row["headline"] == ("speedup over the paper's diagonal method arc130 23.3x measured (paper 30.1x): "
                                "**fails**")
     page = summary.section_page(folder)
-    assert "| `spmv.other` | **holds** | a \\| b | T1 | x |" in page and "### tab5_speedup ([csv](tab5_speedup.csv))" in page
-    assert "![fig5_time](fig5_time.png)" in page and "1 holds, 1 fails, 0 inconclusive, 0 not measured" in page
+    assert "| `spmv.other` | **holds** |  | a \\| b | T1 | x |" in page and "### tab5_speedup ([csv](tab5_speedup.csv))" in page
+    assert "| `spmv.both` | **fails: below** | the authors' program: fails: below; hepkg: holds | s |" in page
+    assert "![fig5_time](fig5_time.png)" in page and "1 holds, 2 fails, 0 inconclusive, 0 not measured" in page
+    assert summary.RULE in page  # the one verdict rule, stated on every results page
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{summary.BEGIN}\nstale row\n{summary.END}\nrest\n")
     summary.write_all(tmp_path, readme)
     text = readme.read_text()
-    assert "stale row" not in text and "| 1 / 1 / 0 / 0 / 0 |" in text and text.endswith(f"{summary.END}\nrest\n")
+    assert "stale row" not in text and "| 1 / 2 / 0 / 0 / 0 |" in text and text.endswith(f"{summary.END}\nrest\n")
     assert (folder / "README.md").read_text() == page and "| spmv | quick | not run | 0123456, clean | 90.0 |" in \
         (tmp_path / "summary.md").read_text().replace(".ipynb", "")
     readme.write_text("no markers\n")

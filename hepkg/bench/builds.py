@@ -6,9 +6,11 @@ submodules come from their own checkouts inside it), configures, builds with one
 installs into ``cache("authors", "<name>-<commit>-<options hash>")``. The options hash covers the
 CMake options, the compiler's version and the prefixes of the builds it links, so a changed option
 or dependency is a new build. A build folder is renamed into place only when complete, with its
-``build.json`` (name, commit, options, compiler, seconds, log) in it; a failed build leaves its log
-beside the cache (``<key>.failed.log``) and nothing else. Builds of one key wait for each other
-(a file lock).
+``build.json`` (name, commit, options, compiler, seconds, log, the size of every file) in it; a failed build
+leaves its log beside the cache (``<key>.failed.log``) and nothing else, a killed one its
+``<key>.partial-<pid>-*`` tree until the next build. What the cache holds is checked before it is used: a
+folder without a readable ``build.json``, or whose files are not those it lists (a deleted binary), is
+removed and built again. Builds of one key wait for each other (a file lock).
 
 :func:`openfhe` installs OpenFHE (with Intel HEXL: :func:`hexl`, openfhe-hexl's files laid over the OpenFHE
 tree); :func:`program` builds a CMake program against it; :func:`against_openfhe` does both for an authors'
@@ -34,7 +36,9 @@ import tarfile
 import tempfile
 import time
 
+from hepkg import atomic
 from hepkg import paths as hepkg_paths
+from hepkg.lifeline import die_with_parent
 
 __all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "openfhe_python", "run",
            "hexl", "accelerator", "cpu_has_ifma", "OPENFHE_OPTIONS", "OPENFHE_ENV", "OPENFHE_PYTHON_ENV",
@@ -130,15 +134,77 @@ def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=
 
 
 class Build:
-    """A finished build: ``prefix`` (its install folder), ``root`` (the build's folder) and its ``record``."""
+    """A finished build: ``prefix`` (its install folder), ``root`` (the build's folder) and its ``record``;
+    BuildError naming the folder when its ``build.json`` is missing or unreadable (truncated: a build record is
+    a JSON object with its name, commit and options)."""
 
     def __init__(self, root: pathlib.Path):
-        self.root = root
-        self.prefix = root / "install"
-        self.record = json.loads((root / "build.json").read_text())
+        self.root = pathlib.Path(root)
+        self.prefix = self.root / "install"
+        try:
+            record = json.loads((self.root / "build.json").read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BuildError(f"{self.root} holds no readable build record (build.json: {exc}); delete the folder "
+                             f"and the build is made again") from None
+        if not (isinstance(record, dict) and {"name", "commit", "options"} <= set(record)):
+            raise BuildError(f"{self.root}/build.json is not a build record (no name, commit and options); delete "
+                             f"the folder and the build is made again")
+        self.record = record
+
+    def damage(self) -> str | None:
+        """Why the build's files are not those its record lists (one missing, such as a deleted binary, or of
+        another size), or None. Records from before hepkg listed the files list none."""
+        files = self.record.get("files", {})
+        bad = [path for path, size in files.items() if _size(self.root / path) != size]
+        if bad:
+            return f"{len(bad)} of its {len(files)} files are missing or changed (first {bad[0]})"
+        return None
 
     def __repr__(self) -> str:
         return f"Build({self.record['name']} {self.record['commit'][:12]} at {self.root})"
+
+
+#: the trees of builds under way, named by the pid of the process building
+_PARTIAL = re.compile(r".+\.partial-(\d+)-.*")
+
+
+def _size(path: pathlib.Path) -> int | None:
+    """The size of ``path`` itself (a link's, not its target's), or None where there is nothing."""
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return None
+
+
+def _files(root: pathlib.Path) -> dict[str, int]:
+    """Every file and link under ``root`` (links not followed) by relative path, with its size; Python's bytecode
+    caches, which importing the built module writes later, left out."""
+    found = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = pathlib.Path(folder, name)
+            found[str(path.relative_to(root))] = path.lstat().st_size
+    return found
+
+
+def _cached(final: pathlib.Path, quiet: bool) -> Build | None:
+    """The finished build at ``final``, or None (the folder removed) when there is none or it is damaged: no
+    build record or an unreadable one (a disk error, an edit, a folder made by hand), or files its record lists
+    missing or changed."""
+    if not final.exists():
+        return None
+    try:
+        build = Build(final)
+        problem = build.damage()
+    except BuildError as exc:
+        build, problem = None, str(exc)
+    if problem is None:
+        return build
+    if not quiet:
+        print(f"rebuilding {final.name}: the cached build is damaged ({problem})", flush=True)
+    shutil.rmtree(final)
+    return None
 
 
 def _key(name: str, commit: str, options: dict, deps: list[Build]) -> str:
@@ -154,6 +220,11 @@ def _locked(path: pathlib.Path):
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _dep_record(build: Build) -> dict:
+    """What a build's record says of a build it links: that build's record (its file list left out) and folder."""
+    return {k: v for k, v in build.record.items() if k != "files"} | dict(root=str(build.root))
 
 
 def _prefixes(deps) -> list[str]:
@@ -184,10 +255,14 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
     key = _key(name, commit, spec, deps)
     cache = hepkg_paths.cache("authors")
     final = cache / key
+    atomic.clean_stale(cache, _PARTIAL)  # the trees of builds that were killed
     with _locked(cache / f"{key}.lock"):
-        if (final / "build.json").is_file():
-            return Build(final)
-        work = pathlib.Path(tempfile.mkdtemp(prefix=f"{key}.partial-", dir=cache))
+        cached = _cached(final, quiet)
+        if cached is not None:
+            return cached
+        for stale in cache.glob(f"{key}.partial-*"):  # this key's, from before their names carried a pid
+            shutil.rmtree(stale, ignore_errors=True)
+        work = pathlib.Path(tempfile.mkdtemp(prefix=f"{key}.partial-{os.getpid()}-", dir=cache))
         log_path = work / "build.log"
         started = time.perf_counter()
         if not quiet:
@@ -222,13 +297,14 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
             tail = failed.read_text(errors="replace").splitlines()[-25:] if failed.exists() else []
             raise BuildError(f"{name} build failed ({exc}); log: {failed}\n" + "\n".join(tail)) from None
         shutil.rmtree(work / "src")
+        files = _files(work)
         (work / "build.json").write_text(json.dumps(dict(
             name=name, commit=commit, ref=ref, options=options, paths=list(paths), compiler=compiler(),
             **({"overlay": dict(source=str(overlay[0]), commit=overlay[1], paths=list(overlay[2]))} if overlay else {}),
             **({"preamble": preamble} if preamble else {}),
-            deps=[d.record | dict(root=str(d.root)) for d in deps], seconds=round(time.perf_counter() - started, 1),
+            deps=[_dep_record(d) for d in deps], seconds=round(time.perf_counter() - started, 1),
             cores=os.cpu_count(), finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            log=str(final / "build.log")), indent=1))
+            log=str(final / "build.log"), files=files), indent=1))
         os.replace(work, final)
         return Build(final)
 
@@ -362,22 +438,46 @@ def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Bu
                         quiet=quiet)
 
 
+#: scratch folders of :func:`run`, named by the pid of the process that runs the program
+_SCRATCH = re.compile(r"hepkg-run-(\d+)-.*")
+#: removes a scratch folder once its stdin closes (the process running the program ended, however it ended)
+_REAPER = 'cat >/dev/null; for i in 1 2 3 4 5; do rm -rf -- "$1" 2>/dev/null; [ -e "$1" ] || exit 0; sleep 1; done'
+
+
+@contextlib.contextmanager
+def _scratch(binary):
+    """A scratch folder ``$TMPDIR/hepkg-run-<pid>-<binary>-*`` that goes when the block ends or this process dies
+    (a reaper in its own session waits for this process's end of a pipe); folders of processes that died without
+    theirs are removed first."""
+    atomic.clean_stale(tempfile.gettempdir(), _SCRATCH)
+    reaper = None
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"hepkg-run-{os.getpid()}-{pathlib.Path(binary).name}-") as tmp:
+            reaper = subprocess.Popen(["sh", "-c", _REAPER, "sh", tmp], stdin=subprocess.PIPE, start_new_session=True)
+            yield pathlib.Path(tmp)
+    finally:
+        if reaper is not None:  # the folder is gone: the reaper finds nothing
+            reaper.stdin.close()
+            reaper.wait()
+
+
 def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None):
     """Run ``binary args`` in a scratch folder (``setup(folder)`` prepares it), with ``threads`` OpenMP threads
     (``thread_limit``: also ``OMP_THREAD_LIMIT``, which caps teams the program sizes itself) and ``libdir`` on the
     library path. Returns (its output, {mark: seconds from the start to the first line containing it}, its own
     peak RSS in bytes from ``wait4``, the sizes of the files it left, by path relative to the folder).
-    RuntimeError with the output's tail when it fails."""
+    RuntimeError with the output's tail when it fails. The program dies with this process (the parent-death
+    signal, :func:`hepkg.lifeline.die_with_parent`), even by SIGKILL, and its scratch folder goes with them."""
     env = os.environ | dict(OMP_NUM_THREADS=str(threads),
                             LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir), os.environ.get("LD_LIBRARY_PATH")])))
     if thread_limit:
         env["OMP_THREAD_LIMIT"] = str(threads)
-    with tempfile.TemporaryDirectory(prefix=f"hepkg-{pathlib.Path(binary).name}-") as tmp:
+    with _scratch(binary) as tmp:
         if setup is not None:
-            setup(pathlib.Path(tmp))
+            setup(tmp)
         start = time.perf_counter()
         proc = subprocess.Popen([str(binary), *map(str, args)], cwd=tmp, env=env, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         lines, seen = [], {}
         for line in proc.stdout:
             lines.append(line)
@@ -388,5 +488,5 @@ def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = Fa
         if proc.returncode:
             raise RuntimeError(f"{pathlib.Path(binary).name} {' '.join(map(str, args))} exited with {proc.returncode}:"
                                f"\n{output[-2000:]}")
-        files = {str(p.relative_to(tmp)): p.stat().st_size for p in pathlib.Path(tmp).rglob("*") if p.is_file()}
+        files = {str(p.relative_to(tmp)): p.stat().st_size for p in tmp.rglob("*") if p.is_file()}
     return output, seen, usage.ru_maxrss * 1024, files

@@ -18,8 +18,7 @@ from hepkg.he.counting import library_seconds
 
 from .timing import Timer
 
-__all__ = ["timed", "interleaved", "spread", "compare", "ratio_range", "against_stated", "LESS", "GREATER",
-           "INCONCLUSIVE"]
+__all__ = ["timed", "interleaved", "spread", "compare", "ratio_range", "LESS", "GREATER", "INCONCLUSIVE"]
 
 LESS, GREATER, INCONCLUSIVE = "less", "greater", "inconclusive"
 
@@ -87,13 +86,3 @@ def ratio_range(num, den) -> tuple[float, float, float]:
         raise ValueError("ratio_range needs two non-empty samples")
     (n1, nm, n3), (d1, dm, d3) = np.quantile(num, [0.25, 0.5, 0.75]), np.quantile(den, [0.25, 0.5, 0.75])
     return nm / dm, n1 / d3, n3 / d1
-
-
-def against_stated(ours: tuple[float, float], stated: tuple[float, float]) -> str:
-    """A measured range against a stated figure's range (its spread or tolerance), both bounds: 'holds' when
-    they overlap, 'fails: above' or 'fails: below' when ours lies entirely above or below it; ValueError when a
-    bound is missing (NaN), which would otherwise read as 'holds'."""
-    if any(math.isnan(v) for v in (*ours, *stated)):
-        raise ValueError(f"a verdict needs both ranges: ours {tuple(ours)}, stated {tuple(stated)}")
-    (lo, hi), (slo, shi) = sorted(ours), sorted(stated)
-    return "fails: above" if lo > shi else "fails: below" if hi < slo else "holds"

@@ -35,6 +35,7 @@ import pathlib
 import re
 import tarfile
 import urllib.error
+import zipfile
 import zlib
 
 import scipy.io
@@ -76,7 +77,8 @@ class CorruptMatrixFile(dl.DatasetError):
 
 
 #: what reading a damaged file raises, by format
-_READ_ERRORS = (tarfile.TarError, EOFError, OSError, ValueError, IndexError, zlib.error)
+#: what a malformed file raises in the readers: a truncated .npz a BadZipFile, one without a sparse matrix KeyError
+_READ_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError, IndexError, KeyError, zlib.error)
 
 
 def search_dirs(data_dir=None) -> list[pathlib.Path]:

@@ -25,7 +25,7 @@ from hepkg.bench.memory import peak_rss, reset_peak_rss
 from . import chebyshev, similarity
 from .decision import SlotRule, paper_member
 from .packing import Layout, normalize
-from .protocol import Client, Enroller, Server, key_steps
+from .protocol import Client, Enroller, Server, key_steps, padding_count
 
 __all__ = ["measure", "measure_here", "trials", "estimated_peak_bytes", "counts_only", "accuracy"]
 
@@ -53,9 +53,11 @@ def estimated_peak_bytes(config: dict) -> int:
     """The peak memory of :func:`measure_here` on ``config``, estimated from its keys and the most any of
     its methods holds (sizes read from a one-key context): the evaluation keys once (the server's public
     context shares the client's, in OpenFHE's process-wide maps) + (held ciphertexts,
-    :func:`~hepkg.facesearch.similarity.held_ciphertexts`, + 8 + 2 x workers) ciphertexts + 0.5 GB, times
-    1.05. Calibrated on this machine at N = 2^15, depth 11, l = 512, with the whole table held:
-    BSGS-Diagonal measured 4.8 GB (estimated 5.4), hepkg's lean HyDia 16.5 GB (estimated 17.7)."""
+    :func:`~hepkg.facesearch.similarity.held_ciphertexts` with ``workers`` groups in flight, + 8 + 2 x
+    workers) ciphertexts + 0.5 GB. Calibrated on this machine at N = 2^15, depth 9 and 11, l = 512, one
+    group: the measured peaks are 0.92-0.98 of it (BSGS-Diagonal 4.8 GB of 5.2, hepkg's lean HyDia 16.5 of
+    16.8, the authors' HyDia 18.5 of 19.0 at depth 9; at depth 11 this gives it 22.0 GB, and the authors' own
+    C++ HyDia ran there in 21.5 GB)."""
     methods, l, n1 = _methods(config), config["l"], config.get("n1")
     slots = he.get_params(config["params"]).n // 2
     with he.context(config["backend"], config["params"], rotations=[1], policy="exact",
@@ -63,9 +65,9 @@ def estimated_peak_bytes(config: dict) -> int:
         per_key, relin = ctx.key_sizes()["galois_keys"], ctx.key_sizes()["relin_key"]
         ct = ctx.nbytes(ctx.encrypt([0.0]))
     keys = len(set().union(*(key_steps(m, l, slots, n1) for m in methods))) * per_key + relin
-    groups = Layout(config["K"], l, slots).groups
-    held = max(similarity.held_ciphertexts(m, l, groups, n1) for m in methods) + 8 + 2 * config.get("workers", 1)
-    return int(1.05 * (keys + held * ct + 0.5e9))
+    groups, workers = Layout(config["K"], l, slots).groups, config.get("workers", 1)
+    held = max(similarity.held_ciphertexts(m, l, groups, n1, in_flight=workers) for m in methods) + 8 + 2 * workers
+    return int(keys + held * ct + 0.5e9)
 
 
 def measure(config: dict) -> list[dict]:
@@ -106,12 +108,15 @@ def measure_here(config: dict) -> list[dict]:
     the identification and slot-rule columns empty), ``margin`` (the slot rule's, 0.05).
 
     Rounds alternate two queries (the times of HE operations do not depend on the data): the planted one
-    (``truth_member`` iff Km > 0) and, with ``absent`` (True), a fresh random vector that matches nothing
-    (``query="absent"``), so both membership rules meet an empty match set. Every query is checked: the
-    membership count against numpy (``count_error``), the identified indices against the true ones, the
-    decrypted comparison values against the numpy polynomial; the paper's rule (``paper_member``) and
+    (``truth_member`` iff Km > 0) and, with ``absent`` (True), a fresh random vector that matches nothing,
+    another in every round (``query="absent"``, ``query_id`` names each distinct query), so every membership
+    rule meets empty match sets. Every query is checked: the membership count against numpy
+    (``count_error``), the identified indices against the true ones, the decrypted comparison values against
+    the numpy polynomial. Membership is timed as hepkg answers it (``aggregate="count"``: the padding's public
+    contribution removed by the server, ``count``, ``count_member``); the paper's count (``paper_count``,
+    padding included: the same answer plus that public contribution) and its rule (``paper_member``), and
     :class:`~hepkg.facesearch.decision.SlotRule` (``slot_member``, on the identification's ciphertexts added
-    slot-wise by the server: ``fold_s``) against ``truth_member``. ``rss_peak_bytes``: the process's peak (keys, enrollment, queries), ``server_rss_peak_bytes``:
+    slot-wise by the server: ``fold_s``) are decided beside it, each against ``truth_member``. ``rss_peak_bytes``: the process's peak (keys, enrollment, queries), ``server_rss_peak_bytes``:
     from the end of enrollment on (keys held, the queries); with several methods both cover all of them.
     """
     cfg = dict(n1=None, seed=0, delta=chebyshev.DELTA, path="cpu", insecure=False, reps=3, warmup=1,
@@ -119,11 +124,14 @@ def measure_here(config: dict) -> list[dict]:
     methods = _methods(cfg)
     K, Km, l, kappa = (cfg[k] for k in ("K", "Km", "l", "kappa"))
     inst = synthetic_database(K, Km, l, cfg["seed"])
-    queries = [("planted", inst.query)] + ([("absent", np.random.default_rng([cfg["seed"], 1]).integers(
-        -99, 100, l).astype(float))] if cfg["absent"] else [])
-    scores = {name: normalize(inst.database) @ normalize(q) for name, q in queries}
-    want = {name: chebyshev.compare_numpy(x, kappa, delta=cfg["delta"], path=cfg["path"]) for name, x in scores.items()}
-    truth = {name: np.flatnonzero(x >= cfg["delta"]) for name, x in scores.items()}
+    rounds = cfg["warmup"] + cfg["reps"]
+    absent = [("absent", f"absent-{r}", np.random.default_rng([cfg["seed"], 1, r]).integers(-99, 100, l).astype(float))
+              for r in range(rounds) if cfg["absent"] and r % 2]
+    queries = [("planted" if r % 2 == 0 or not cfg["absent"] else "absent") for r in range(rounds)]
+    vectors = {"planted": inst.query} | {qid: q for _, qid, q in absent}
+    scores = {qid: normalize(inst.database) @ normalize(q) for qid, q in vectors.items()}
+    want = {qid: chebyshev.compare_numpy(x, kappa, delta=cfg["delta"], path=cfg["path"]) for qid, x in scores.items()}
+    truth = {qid: np.flatnonzero(x >= cfg["delta"]) for qid, x in scores.items()}
     rss_ok = reset_peak_rss()
     ctx, keygen_s = _context(cfg["backend"], cfg["params"], methods, l, cfg["n1"], cfg["insecure"])
     public = ctx.public()
@@ -143,20 +151,20 @@ def measure_here(config: dict) -> list[dict]:
         setup_peak = peak_rss() if rss_ok else float("nan")
         server_rss_ok = rss_ok and reset_peak_rss()
         rule = SlotRule(kappa, db.layout, delta=cfg["delta"], margin=cfg["margin"], path=cfg["path"])
-        for rnd in range(cfg["warmup"] + cfg["reps"]):
-            name, q = queries[rnd % len(queries)]
-            # the membership count in numpy: every database slot's comparison, and the empty slots' f(0)
-            want_count = float(want[name].sum() + (db.layout.groups * db.layout.slots - K) * rule.bounds[3])
+        padding = padding_count(db.layout, kappa, delta=cfg["delta"], path=cfg["path"])
+        for rnd, name in enumerate(queries):
+            qid = name if name == "planted" else f"absent-{rnd}"
             shift = rnd % len(methods)
             for method in methods[shift:] + methods[:shift]:
-                row = _query(client, server, q, truth[name], method, kappa, rule, cfg["identify"], kw)
+                row = _query(client, server, vectors[qid], truth[qid], method, kappa, rule, padding, cfg["identify"],
+                             kw)
                 if rnd >= cfg["warmup"]:
                     steps = key_steps(method, l, db.layout.slots, cfg["n1"])
                     rows.append(setup | row | dict(
-                        method=method, rep=rnd - cfg["warmup"], query=name, rotation_keys=len(steps),
+                        method=method, rep=rnd - cfg["warmup"], query=name, query_id=qid, rotation_keys=len(steps),
                         key_bytes=per_key * len(steps) + sizes["relin_key"] + sizes.get("public_key", 0),
-                        count_error=abs(row["count"] - want_count), truth_member=len(truth[name]) > 0,
-                        max_error=float(np.abs(row.pop("values") - want[name]).max()) if cfg["identify"]
+                        count_error=abs(row["count"] - float(want[qid].sum())), truth_member=len(truth[qid]) > 0,
+                        max_error=float(np.abs(row.pop("values") - want[qid]).max()) if cfg["identify"]
                         else np.nan))
         server_peak = peak_rss() if server_rss_ok else float("nan")
     ctx.close()
@@ -166,18 +174,20 @@ def measure_here(config: dict) -> list[dict]:
             for r in rows]
 
 
-def _query(client, server, q, matches, method: str, kappa: int, rule: SlotRule, identify: bool, kw: dict) -> dict:
-    """One query ``q`` of ``method``: membership (timed, its phases, its op counts), identification (timed,
-    checked against ``matches``), and the slot rule's decision on the identification's answers folded by the
-    server."""
+def _query(client, server, q, matches, method: str, kappa: int, rule: SlotRule, padding: float, identify: bool,
+           kw: dict) -> dict:
+    """One query ``q`` of ``method``: membership (timed, its phases, its op counts: hepkg's ``"count"``
+    answer, the paper's count beside it, the ``padding`` added back), identification (timed, checked against
+    ``matches``), and the slot rule's decision on the identification's answers folded by the server."""
     query = client.query(q)
     server.timings.clear()
     with server.ctx.counting() as ops:
-        member, answer = timed(lambda: server.membership(query, method, kappa, **kw))
-    count = client.count(answer)
+        member, answer = timed(lambda: server.membership(query, method, kappa, aggregate="count", **kw))
+    count = client.count(answer, "count")
     row = {f"phase_{k}_s": v for k, v in server.timings.items()} | dict(
         membership_s=member["wall_s"], membership_he_s=member["he_s"], membership_cpu_s=member["cpu_s"],
-        count=count, paper_member=paper_member(count), slot_sound=rule.sound,
+        count=count, count_member=paper_member(count), paper_count=count + padding,
+        paper_member=paper_member(count + padding), slot_sound=rule.sound,
         **{f"op_{k}": int(ops[k]) for k in ("rotate", "mul_ct", "relinearize", "rescale", "keyswitch",
                                              "hoisted_precompute")}, depth=int(ops.depth))
     if not identify:
@@ -220,21 +230,31 @@ def accuracy(config: dict) -> list[dict]:
     (probe, gallery vector): ``pred`` (encrypted), ``plain`` (plaintext), ``truth`` (same identity).
     Each row also carries its probe's membership decisions: ``slot_member`` (:class:`SlotRule` on the
     identification's ciphertexts folded by the server), ``paper_member`` (the paper's rule on their count:
-    the sum of the folded slots, what Algorithm 7's rotate-and-sum adds up) and ``plain_member`` (some
-    gallery cos >= delta). ``config``: ``backend, params, kappa``; optional ``method``, ``path``, ``delta``,
-    ``insecure``, ``margin``."""
+    the sum of the folded slots, what Algorithm 7's rotate-and-sum adds up, padding included),
+    ``count_member`` (the same count less the padding's public contribution, hepkg's ``"count"`` answer),
+    ``plain_member`` (some gallery cos >= delta) and ``enrolled`` (the probe's identity is in the gallery).
+    ``config``: ``backend, params, kappa``; optional ``method``, ``path``, ``delta``, ``insecure``,
+    ``margin``, ``held_out`` (identities left out of the gallery: their probes are real non-members)."""
     from hepkg.datasets.faces import load_faces
 
-    cfg = dict(method="bsgs-diagonal", path="cpu", delta=chebyshev.DELTA, insecure=False, margin=0.05) | dict(config)
+    cfg = dict(method="bsgs-diagonal", path="cpu", delta=chebyshev.DELTA, insecure=False, margin=0.05,
+               held_out=()) | dict(config)
     faces = load_faces()
-    l = faces.train_x.shape[1]
+    unknown = set(cfg["held_out"]) - set(faces.train_y)
+    if unknown or len(set(cfg["held_out"])) >= len(set(faces.train_y)):
+        raise ValueError(f"held_out must name some, not all, of the identities {sorted(set(faces.train_y))}; "
+                         f"got {list(cfg['held_out'])}")
+    keep = ~np.isin(faces.train_y, list(cfg["held_out"]))
+    train_x, train_y = faces.train_x[keep], faces.train_y[keep]
+    l = train_x.shape[1]
     ctx, _ = _context(cfg["backend"], cfg["params"], [cfg["method"]], l, None, cfg["insecure"])
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-faces-") as tmp:
-        db = Enroller(ctx.public()).enroll(faces.train_x, pathlib.Path(tmp) / "db")
+        db = Enroller(ctx.public()).enroll(train_x, pathlib.Path(tmp) / "db")
         client, server = Client(ctx), Server(ctx.public(), db)
         rule = SlotRule(cfg["kappa"], db.layout, delta=cfg["delta"], margin=cfg["margin"], path=cfg["path"])
-        gallery = normalize(faces.train_x)
+        padding = padding_count(db.layout, cfg["kappa"], delta=cfg["delta"], path=cfg["path"])
+        gallery = normalize(train_x)
         for i, (probe, label) in enumerate(zip(faces.test_x, faces.test_y)):
             answers = server.identify(client.query(probe), cfg["method"], cfg["kappa"], delta=cfg["delta"],
                                       path=cfg["path"])
@@ -243,9 +263,11 @@ def accuracy(config: dict) -> list[dict]:
             cos = gallery @ normalize(probe)
             probe_row = dict(probe_index=i, slot_member=rule.member(folded), slot_sound=rule.sound,
                              paper_member=paper_member(float(folded.sum())),
-                             plain_member=bool((cos >= cfg["delta"]).any()))
+                             count_member=paper_member(float(folded.sum()) - padding),
+                             plain_member=bool((cos >= cfg["delta"]).any()), enrolled=bool(label in set(train_y)),
+                             held_out=",".join(map(str, cfg["held_out"])))
             rows += [probe_row | dict(probe=label, gallery=g, truth=bool(g == label), pred=bool(v > 0.5),
                                       value=float(v), cos=float(c), plain=bool(c >= cfg["delta"]))
-                     for g, v, c in zip(faces.train_y, values, cos)]
+                     for g, v, c in zip(train_y, values, cos)]
     ctx.close()
     return rows

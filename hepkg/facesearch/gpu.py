@@ -49,7 +49,7 @@ from . import chebyshev
 from .gpu_device import (DeviceInfo, PhaseTimer, StreamPool, array_module, device_info, keep_keys,
                          sizes, stream_pool_size, upload_keys, window)
 from .packing import Layout, bsgs_shape
-from .protocol import AGGREGATES, EncryptedDatabase, sum_weight
+from .protocol import EncryptedDatabase, membership_answer, sum_weight
 
 __all__ = ["VARIANTS", "PAPER_VARIANTS", "PAPER_NAME", "key_plan", "memory_estimate", "DeviceServer",
            "expected_table2", "DeviceInfo", "device_info", "stream_pool_size", "GROUP_TEMPS", "QUERY_TEMPS",
@@ -135,7 +135,8 @@ def memory_estimate(variant: str, layout: Layout, n1: int | None, size: dict, in
 class DeviceServer:
     """One variant's pipeline: setup (keys, diagonals, pre-rotation) once, then queries.
 
-    ``public``: the client's public context bytes (``ctx.to_bytes()``); ``database``: an
+    ``public``: the client's public context bytes (``ctx.to_bytes()``), ``fingerprint``: the one the client
+    published (:func:`hepkg.he.fingerprint`; loading refuses other bytes); ``database``: an
     :class:`~hepkg.facesearch.protocol.EncryptedDatabase` enrolled under it (pre-rotated by n1 for
     ``bsgs-tbe``, plain otherwise). ``streams``: groups in flight (default: Eq. 6's S); ``workers``: threads that
     read and upload the diagonals (default: the cores); ``host_workers``: threads over which the host's baby
@@ -146,9 +147,10 @@ class DeviceServer:
     last query's bytes and ciphertexts each way; ``stats`` the setup; ``memory`` the device bytes measured.
     """
 
-    def __init__(self, public: bytes, database, variant: str, *, kappa: int = 8, n1: int | None = None,
-                 delta: float = chebyshev.DELTA, membership: bool = True, device: DeviceInfo | None = None,
-                 streams: int | None = None, workers: int | None = None, host_workers: int | None = None):
+    def __init__(self, public: bytes, database, variant: str, *, fingerprint: str | None = None, kappa: int = 8,
+                 n1: int | None = None, delta: float = chebyshev.DELTA, membership: bool = True,
+                 device: DeviceInfo | None = None, streams: int | None = None, workers: int | None = None,
+                 host_workers: int | None = None):
         _check_variant(variant)
         chebyshev.check_kappa(kappa, "gpu")
         if not isinstance(database, EncryptedDatabase):
@@ -190,10 +192,11 @@ class DeviceServer:
         t0 = time.perf_counter()
         with window(self.xp) as mem:
             with self.timer.phase("setup_keys"):
-                self.ctx = he.load_context(public, guard=False)   # the device context (HEPKG_RNS_XP's module)
+                # the device context (HEPKG_RNS_XP's module), pinned to the fingerprint the client published
+                self.ctx = he.load_context(public, fingerprint=fingerprint, backend="rns")
                 if variant != "hydia-dg":
                     with array_module("numpy"):
-                        self.host = he.load_context(public, guard=False)
+                        self.host = he.load_context(public, fingerprint=fingerprint, backend="rns")
                     keep_keys(self.host, self.plan["host"])
                 keep_keys(self.ctx, self.plan["device"] + self.plan["temporary"])
             with self.timer.phase("setup_upload"):
@@ -250,7 +253,7 @@ class DeviceServer:
     def _host_baby_steps(self, query: memoryview) -> list:
         """The query and its n1 - 1 baby-step rotations on the host: the steps split over ``host_workers``
         threads, each a hoisted rotation of its share."""
-        q = self.host.deserialize(query)
+        q = self.host.deserialize(query, guard=True)
         steps = list(range(1, self.n1))
         shares = [steps[i::self.host_workers] for i in range(self.host_workers) if steps[i::self.host_workers]]
         with ThreadPoolExecutor(len(shares)) as threads:
@@ -266,7 +269,7 @@ class DeviceServer:
         query = self.db.query(ctx, query)
         if self.variant in ("hydia-dg", "bsgs-tbs-ku"):
             with self.timer.phase("upload"):
-                q = ctx.deserialize(query)
+                q = ctx.deserialize(query, guard=True)
             self.transfers.update(up_cts=1, up_bytes=len(query))
             if self.plan["lent"]:
                 with self.timer.phase("key_upload"):
@@ -336,8 +339,8 @@ class DeviceServer:
         :func:`~hepkg.facesearch.protocol.sum_weight`, as the CPU server's); ``"slots"``: the tree reduction alone,
         per slot the sum over the groups, for :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). One
         ciphertext down either way."""
-        if aggregate not in AGGREGATES:
-            raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+        if aggregate not in ("sum", "slots"):
+            raise ValueError(f"aggregate must be 'sum' or 'slots' on the device, got {aggregate!r}")
         return self._query(lambda: self._membership(query, aggregate))
 
     def _membership(self, query: bytes, aggregate: str) -> bytes:
@@ -351,7 +354,7 @@ class DeviceServer:
                 total = rotate_and_sum(self.ctx, total, self.layout.slots)
         self.counts["aggregation_rotations"] = ops["rotate"]
         with self.timer.phase("download"):
-            out = self.ctx.serialize(total)
+            out = membership_answer(self.ctx, total, aggregate, self.layout)
         self.transfers.update(down_cts=1, down_bytes=len(out))
         return out
 

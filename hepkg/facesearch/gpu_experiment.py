@@ -79,7 +79,8 @@ class _Trial:
         self.rule = SlotRule(self.kappa, self.layout, margin=config.get("margin", 0.05), path="gpu")
         self.client = Client(self.client_ctx)
         self.query = self.client.query(self.data.query)
-        self.enroller = Enroller(he.load_context(self.client_ctx.to_bytes(evaluation_keys=False), guard=False))
+        pk = self.client_ctx.to_bytes(evaluation_keys=False)    # the public key alone: no evaluation key
+        self.enroller = Enroller(he.load_context(pk, fingerprint=he.fingerprint(pk), backend="rns", guard=False))
 
     def enroll(self, folder: pathlib.Path, prerotate_n1):
         t = time.perf_counter()
@@ -107,7 +108,8 @@ def _server(trial: _Trial, variant: str, db, config: dict, **kw):
     public, info = trial.public(variant)
     reset_peak_rss()
     try:
-        server = DeviceServer(public, db, variant, kappa=trial.kappa, n1=trial.n1, workers=trial.workers,
+        server = DeviceServer(public, db, variant, fingerprint=he.fingerprint(public), kappa=trial.kappa,
+                              n1=trial.n1, workers=trial.workers,
                               streams=config.get("streams"), host_workers=config.get("host_workers"), **kw)
     except rdev.DeviceMemoryError as exc:
         return None, info | dict(status=f"refused: {exc}")
@@ -159,7 +161,7 @@ def _query_round(trial: _Trial, server: DeviceServer) -> dict:
     t = time.perf_counter()
     ids = client.indicators(server.identify(trial.query), lay)
     identify_s = time.perf_counter() - t
-    count, slot_values = client.count(answer), client.slot_values(slot_answer)[:slots]
+    count, slot_values = client.count(answer, "sum"), client.slot_values(slot_answer)[:slots]
     got_ids, slot_member, paper = _identified(ids), rule.member(slot_values), paper_member(count)
     member = slot_member if rule.sound else bool(got_ids)
     member_numpy = rule.member(numpy_slots) if rule.sound else bool(want_ids)

@@ -6,9 +6,9 @@ measurements of :mod:`hepkg.facesearch.gpu_run`, both kinds of unit), ``streams`
 overlap rows), ``cpu_openfhe`` (the committed OpenFHE rows of the CPU section, ``artifacts/facesearch``: Figure
 4's CPU side) and ``device``. Every row says where it ran (``source``: 'GPU: <name>' or 'CPU: rns engine at N=...,
 not a GPU'); a claim about GPU time, GPU memory or streams reads ``not measured`` without rows measured on a GPU at
-the paper's ring and l. Paper figures with a spread (mean +- std) are compared with ours (quartiles) by the
-project's verdict rule, both bounds (:func:`hepkg.bench.against_stated`), and "faster" by
-:func:`hepkg.bench.compare`.
+the paper's ring and l. Every claim goes through the project's one verdict rule (:mod:`hepkg.reference.verdict`):
+a stated figure (a time, a speedup, a ratio: ours' quartiles against the paper's mean +- std, both bounds), a
+limit (the memory estimate within 10%, "no gain beyond S"), a direction (faster) or a fact.
 """
 from __future__ import annotations
 
@@ -19,9 +19,8 @@ import numpy as np
 import pandas as pd
 
 from hepkg import paths
-from hepkg.bench import against_stated, compare, ratio_range
-from hepkg.bench.repeat import GREATER, LESS
 from hepkg.reference import FACESEARCH as PAPER
+from hepkg.reference import verdict as V
 from hepkg.reference.claims import Claim
 
 from . import gpu
@@ -39,6 +38,8 @@ _CPU_OF = {"HyDia-GPU-DG": "hydia", "BSGS-GPU-TBS": "bsgs-diagonal", "BSGS-GPU-T
            "BSGS-GPU-TBS-KU": "bsgs-diagonal"}
 #: memory estimate against the measured peak: within 10% (issue 53's bound)
 MEMORY_TOLERANCE = 0.10
+#: "negligible throughput gains" beyond Eq. 6's S: another stream count's speedup over S under 10%
+GAIN_TOLERANCE = 0.10
 
 
 def _q(s, p):
@@ -186,10 +187,10 @@ def _paper_row(table: pd.DataFrame, K: int, name: str):
 def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Tables 7-8's GPU rows: ours per source, K and approach (RTT = the client's keys + the variant's keys +
     enrollment + the server's setup; membership; index; host RAM; device peak; disk), the paper's RTX 8000 and
-    H200 rows at that K beside, and for rows measured on a GPU at the paper's sizes the verdict of our quartiles
-    against the paper's H200 mean +- std (membership, index). A variant refused by its memory estimate appears
-    with that status (the paper's out-of-memory cells)."""
-    paper = PAPER.gpu_table()
+    H200 rows at that K beside, and for rows measured on a GPU at the paper's sizes the verdict of our repetitions
+    against the paper's H200 mean +- std (membership, index: :func:`hepkg.reference.verdict.figure`). A variant
+    refused by its memory estimate appears with that status (the paper's out-of-memory cells)."""
+    paper, m = PAPER.gpu_table(), _measured(runs)
     rows = []
     refused = runs[runs.status != "measured"] if len(runs) else runs
     for r in refused.itertuples():
@@ -201,6 +202,7 @@ def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                    identify_q3=r.identify_q3, ram_gb=r.ram_gb, device_peak_gb=r.device_peak_gb,
                    estimate_gb=r.estimate_gb, disk_gb=r.disk_gb, keys_device=r.keys_device, member_rule=r.member_rule,
                    correct=r.correct, comparable=r.comparable)
+        mine = m[(m.source == r.source) & (m.K == r.K) & (m.approach == r.approach)]
         for gpu_name in ("RTX", "H200"):
             p = _paper_row(paper, r.K, r.approach.replace("GPU", gpu_name))
             for col, pcol in (("membership_s", "membership_s"), ("identify_s", "index_s"), ("rtt_s", "rtt_s"),
@@ -208,9 +210,8 @@ def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 row[f"paper_{gpu_name}_{col}"] = p[pcol] if p is not None else np.nan
             if gpu_name == "H200" and p is not None and r.comparable:
                 for col, pcol in (("membership", "membership"), ("identify", "index")):
-                    row[f"verdict_{col}"] = against_stated((getattr(r, f"{col}_q1"), getattr(r, f"{col}_q3")),
-                                                           (p[f"{pcol}_s"] - p[f"{pcol}_std"],
-                                                            p[f"{pcol}_s"] + p[f"{pcol}_std"]))
+                    row[f"verdict_{col}"] = V.figure(V.measured(mine[f"{col}_s"]),
+                                                     V.stated(p[f"{pcol}_s"], p[f"{pcol}_std"]))["verdict"]
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -218,8 +219,8 @@ def tables78(S: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 def fig4_table(runs: pd.DataFrame, cpu: pd.DataFrame) -> pd.DataFrame:
     """Figure 4: GPU over CPU per K and approach, ours (the GPU rows at the paper's sizes over the committed
     OpenFHE rows of the same method, kappa, l and K: their machine and threads named) beside the paper's (its CPU
-    row over its H200 and RTX rows, Table 7), with the verdict of our ratio's quartile bounds against the paper's
-    H200 ratio's (mean +- std crossed)."""
+    row over its H200 and RTX rows, Table 7, the stds crossed), with the verdict of ours against the paper's H200
+    ratio (:func:`hepkg.reference.verdict.figure`)."""
     m = _measured(runs)
     paper, cpu_paper = PAPER.gpu_table(), PAPER.cpu_table()
     m = m[m.comparable & m.approach.isin(_CPU_OF)] if len(m) else m
@@ -228,25 +229,25 @@ def fig4_table(runs: pd.DataFrame, cpu: pd.DataFrame) -> pd.DataFrame:
         method = _CPU_OF[approach]
         c = cpu[(cpu.K == K) & (cpu.l == PAPER.DIM) & (cpu.kappa == 8) & (cpu.method == method)] if len(cpu) else cpu
         row = dict(K=K, approach=approach, gpu=g.source.iloc[0], cpu_method=method, reps=len(g))
+        pc = _paper_row(cpu_paper[cpu_paper.kappa == 8], K, PAPER.APPROACH[method])
         for what, ours_col, pcol in (("membership", "membership_s", "membership"), ("index", "identify_s", "index")):
-            pc = _paper_row(cpu_paper[cpu_paper.kappa == 8], K, PAPER.APPROACH[method])
+            stated = {}
             for gpu_name in ("H200", "RTX"):
                 pg = _paper_row(paper, K, approach.replace("GPU", gpu_name).replace("-KU", ""))
                 if pc is not None and pg is not None:
-                    mean = pc[f"{pcol}_s"] / pg[f"{pcol}_s"]
-                    lo = (pc[f"{pcol}_s"] - pc[f"{pcol}_std"]) / (pg[f"{pcol}_s"] + pg[f"{pcol}_std"])
-                    hi = (pc[f"{pcol}_s"] + pc[f"{pcol}_std"]) / (pg[f"{pcol}_s"] - pg[f"{pcol}_std"])
-                    row |= {f"paper_{gpu_name}_{what}": mean, f"paper_{gpu_name}_{what}_lo": lo,
-                            f"paper_{gpu_name}_{what}_hi": hi}
+                    stated[gpu_name] = V.stated_ratio(pc[f"{pcol}_s"], pc[f"{pcol}_std"], pg[f"{pcol}_s"],
+                                                      pg[f"{pcol}_std"])
+                    row |= {f"paper_{gpu_name}_{what}": stated[gpu_name].value,
+                            f"paper_{gpu_name}_{what}_lo": stated[gpu_name].lo,
+                            f"paper_{gpu_name}_{what}_hi": stated[gpu_name].hi}
             if len(c):
-                ratio, lo, hi = ratio_range(c[ours_col], g[ours_col])
-                row |= {f"{what}_speedup": ratio, f"{what}_speedup_lo": lo, f"{what}_speedup_hi": hi,
+                ours = V.ratio(c[ours_col], g[ours_col])
+                row |= {f"{what}_speedup": ours.value, f"{what}_speedup_lo": ours.lo, f"{what}_speedup_hi": ours.hi,
                         "cpu": f"OpenFHE on {c.cpu.iloc[0]}, {int(c.omp_threads.iloc[0])} OpenMP threads, "
                                f"{int(c.workers.iloc[0])} group workers (rev {c.revision.iloc[0]})",
                         f"cpu_{what}_s": c[ours_col].median()}
-                if f"paper_H200_{what}" in row:
-                    row[f"verdict_{what}"] = against_stated((lo, hi), (row[f"paper_H200_{what}_lo"],
-                                                                        row[f"paper_H200_{what}_hi"]))
+                if "H200" in stated:
+                    row[f"verdict_{what}"] = V.figure(ours, stated["H200"])["verdict"]
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -261,7 +262,8 @@ def streams_table(streams: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (source, n), g in s.groupby(["source", "streams"], sort=True):
         one = s[(s.source == source) & (s.streams == 1)].seconds
-        ratio, lo, hi = ratio_range(one, g.seconds) if len(one) else (np.nan,) * 3
+        speedup = V.ratio(one, g.seconds) if len(one) else None
+        ratio, lo, hi = (speedup.value, speedup.lo, speedup.hi) if speedup else (np.nan,) * 3
         rows.append(dict(source=source, K=g.K.iloc[0], groups=g.groups.iloc[0], virtual_groups=g.virtual_groups.iloc[0],
                          S_eq6=g.S_eq6.iloc[0], streams=n, reps=len(g), seconds=g.seconds.median(),
                          seconds_q1=_q(g.seconds, .25), seconds_q3=_q(g.seconds, .75),
@@ -417,12 +419,13 @@ def _no_gpu(R: dict) -> str:
 
 
 def _verdicts(rows: pd.DataFrame, cols, evidence_cols):
-    """'holds' iff every row's verdicts in ``cols`` hold (None without rows); the rows as evidence."""
+    """The rows' verdicts in ``cols`` combined into one status (:func:`hepkg.reference.verdict.combine`; None
+    without rows); the rows as evidence."""
     have = rows.dropna(subset=[c for c in cols if c in rows], how="all") if len(rows) else rows
     if not len(have) or not any(c in have for c in cols):
         return None
-    ok = all((have[c].dropna() == "holds").all() for c in cols if c in have)
-    return ok, have.reindex(columns=evidence_cols + list(cols)).to_dict("records")
+    status = V.combine(v for c in cols if c in have for v in have[c].dropna())
+    return status, have.reindex(columns=evidence_cols + list(cols)).to_dict("records")
 
 
 def claims(R: dict) -> list[Claim]:
@@ -451,6 +454,7 @@ def claims(R: dict) -> list[Claim]:
         return check
 
     def ratio_claim(num, den, K, stated, column, what):
+        """A stated ratio at K: ours (the repetitions' ratio; device peaks: exact) against ``stated``."""
         def check(_):
             rows = S[S.comparable.astype(bool) & (S.K == K)] if len(S) else S
             a, b = (R["runs"][(R["runs"].approach == x) & (R["runs"].K == K) & (R["runs"].device_kind == "cuda")
@@ -459,11 +463,11 @@ def claims(R: dict) -> list[Claim]:
                 return None, _no_gpu(R)
             if column == "device_peak":
                 peak = {x: rows[rows.approach == x].device_peak_gb.iloc[0] for x in (num, den)}
-                ratio = lo = hi = peak[num] / peak[den]
+                ours = V.exact(peak[num] / peak[den])
             else:
-                ratio, lo, hi = ratio_range(a[column], b[column])
-            verdict = against_stated((lo, hi), stated)
-            return verdict == "holds", dict(what=what, ratio=ratio, low=lo, high=hi, stated=stated, verdict=verdict)
+                ours = V.ratio(a[column], b[column])
+            ev = V.figure(ours, stated)
+            return ev["verdict"], dict(what=what, **ev)
         return check
 
     def memory_estimate(_):
@@ -471,8 +475,9 @@ def claims(R: dict) -> list[Claim]:
         if not len(rows):
             return None, "device memory is measured on a GPU only; estimates (GB): " + str(
                 mem[["K", "approach", "estimate_gb"]].round(3).to_dict("records") if len(mem) else [])
-        verdicts = [against_stated((r, r), (1 - MEMORY_TOLERANCE, 1 + MEMORY_TOLERANCE)) for r in rows.ratio]
-        return all(v == "holds" for v in verdicts), rows.assign(verdict=verdicts)[
+        verdicts = [V.combine([V.limit(V.exact(r), 1 + MEMORY_TOLERANCE, "below")["verdict"],
+                               V.limit(V.exact(r), 1 - MEMORY_TOLERANCE, "above")["verdict"]]) for r in rows.ratio]
+        return V.combine(verdicts), rows.assign(verdict=verdicts)[
             ["source", "K", "approach", "estimate_gb", "setup_peak_gb", "online_peak_gb", "ratio", "verdict"]
         ].to_dict("records")
 
@@ -486,9 +491,8 @@ def claims(R: dict) -> list[Claim]:
             return None, "streams are measured on a GPU only; CPU rows: " + str(
                 st[["source", "streams", "seconds", "speedup_vs_one"]].round(3).to_dict("records") if len(st) else [])
         S_ = int(s.S_eq6.iloc[0])
-        verdict = compare(s[s.streams == S_].seconds, s[s.streams == 1].seconds)
-        return (True if verdict == LESS else False if verdict == GREATER else "inconclusive"), dict(
-            S=S_, compare=verdict, table=st[st.source.str.startswith("GPU")].to_dict("records"))
+        ev = V.direction(s[s.streams == S_].seconds, s[s.streams == 1].seconds, "less")
+        return ev["verdict"], dict(S=S_, **ev, table=st[st.source.str.startswith("GPU")].to_dict("records"))
 
     def eq6_best(_):
         s = stream_rows()
@@ -496,9 +500,9 @@ def claims(R: dict) -> list[Claim]:
             return None, "streams are measured on a GPU only"
         S_ = int(s.S_eq6.iloc[0])
         at = s[s.streams == S_].seconds
-        faster = {n: compare(g.seconds, at) for n, g in s.groupby("streams") if n in (max(1, S_ // 2), 2 * S_)
-                  and n != S_}
-        return not any(v == LESS for v in faster.values()), dict(S=S_, others_vs_S=faster)
+        gains = {int(n): V.limit(V.ratio(at, g.seconds), 1 + GAIN_TOLERANCE, "below")
+                 for n, g in s.groupby("streams") if n in (max(1, S_ // 2), 2 * S_) and n != S_}
+        return V.combine(g["verdict"] for g in gains.values()), dict(S=S_, gain_over_S=gains)
 
     return [
         Claim("facesearch_gpu.keys_table2", "Table 2: HyDia-GPU-DG 516 keys (all on the GPU); BSGS-GPU-TBS ~75 generated, "
@@ -535,18 +539,18 @@ def claims(R: dict) -> list[Claim]:
               "as above)", "Sec. 6.4, Fig. 4", speedup("HyDia-GPU-DG")),
         Claim("facesearch_gpu.tbs_faster_than_hydia_gpu", "BSGS-GPU-TBS's membership is about 2.5-3x faster than "
               "HyDia-GPU-DG's at K = 1024 (H200: 0.58 +- 0.03 s over 0.20 +- 0.01 s)", "Sec. 6.4, Table 7",
-              ratio_claim("HyDia-GPU-DG", "BSGS-GPU-TBS", 1024, (0.55 / 0.21, 0.61 / 0.19), "membership_s",
-                          "HyDia membership over TBS's")),
+              ratio_claim("HyDia-GPU-DG", "BSGS-GPU-TBS", 1024, V.stated_ratio(0.58, 0.03, 0.20, 0.01),
+                          "membership_s", "HyDia membership over TBS's")),
         Claim("facesearch_gpu.tbe_less_memory", "BSGS-GPU-TBE needs less GPU memory than BSGS-GPU-TBS: ~7 vs ~9 GB at "
-              "one group (K = 8192; tested at K = 1024, also one group, against 6.5-7.5 over 8.5-9.5 GB)",
-              "Table 2, Sec. 5.3.3", ratio_claim("BSGS-GPU-TBE", "BSGS-GPU-TBS", 1024, (6.5 / 9.5, 7.5 / 8.5),
+              "one group (K = 8192; tested at K = 1024, also one group: the peaks' ratio against 7/9)",
+              "Table 2, Sec. 5.3.3", ratio_claim("BSGS-GPU-TBE", "BSGS-GPU-TBS", 1024, V.stated(7 / 9),
                                                  "device_peak", "TBE's device peak over TBS's")),
         Claim("facesearch_gpu.memory_estimate", "finding (hepkg): each pipeline's memory estimate, made before anything "
               "is loaded, lies within 10% of the device peak measured at every allocation", "Sec. 5.1.1 (the paper "
               "estimates before loading)", memory_estimate),
         Claim("facesearch_gpu.streams_overlap", "groups in flight on S streams (Eq. 6) finish one query's similarity and "
               "comparison faster than on one stream (measured over 2S groups)", "Sec. 5.1.2", overlap),
-        Claim("facesearch_gpu.eq6_best", "Eq. 6's S is as fast as S/2 and 2S streams: beyond S (32 on an H200) no "
-              "throughput gain (neither S/2 nor 2S clearly faster, interquartile ranges)", "Sec. 5.1.2, Eq. 6",
+        Claim("facesearch_gpu.eq6_best", "Eq. 6's S leaves nothing to gain: beyond S (32 on an H200) negligible "
+              "throughput gains (tested: neither S/2 nor 2S streams faster than S by 10% or more)", "Sec. 5.1.2, Eq. 6",
               eq6_best),
     ]

@@ -41,12 +41,16 @@ from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 from . import chebyshev, similarity
 from .packing import Layout, bsgs_shape, group_diagonals, normalize, replicate_query, scores_from_slots
 
-__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "sum_weight", "AGGREGATES"]
+__all__ = ["EncryptedDatabase", "Enroller", "Client", "Server", "key_steps", "sum_weight", "padding_count",
+           "membership_answer", "AGGREGATES"]
 
 _MANIFEST = "manifest.json"
-#: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`).
-AGGREGATES = ("sum", "slots")
-_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)")  # an enrollment's folder while it is written (its pid)
+#: How membership aggregates the groups' comparison ciphertexts (see :meth:`Server.membership`); the answer
+#: names it (:func:`membership_answer`), and the client refuses an answer aggregated otherwise than it decides.
+AGGREGATES = ("count", "sum", "slots")
+_ANSWER_FIELDS = {"aggregate": lambda v: v in AGGREGATES, "K": is_int(1), "slots": is_int(1), "groups": is_int(1)}
+#: an enrollment's folder while it is written, or the database it replaced while that is removed (its pid)
+_ENROLLING = re.compile(r"\..+\.enrolling-(\d+)(\.old)?")
 _MANIFEST_FIELDS = {"K": is_int(1), "l": is_int(1), "slots": is_int(1), "key_id": is_hex(16),
                     "prerotate_n1": lambda v: v is None or is_int(1)(v), "enrollment": is_hex(8)}
 
@@ -69,6 +73,25 @@ def sum_weight(slots: int) -> float:
     is refused (:class:`hepkg.he.ScaleOverflow`); a count of 1024 matches wrapped to 0 before bounds were
     tracked. The client multiplies by slots."""
     return 1.0 / slots
+
+
+def padding_count(layout: Layout, kappa: int, *, delta: float = chebyshev.DELTA, path: str = "cpu",
+                  weight: float = 1.0) -> float:
+    """What the padding adds to the paper's membership sum: its G x slots - K empty slots (score 0, public)
+    each give the comparison's p(0) (times ``weight``). At kappa 8, p(0) = 1.7e-4: a database of K = 1024 at
+    2^14 slots sums 2.6 over its padding alone, a false positive of the paper's rule (count >= 0.5)."""
+    p0 = float(chebyshev.compare_numpy(np.zeros(1), kappa, delta=delta, path=path, weight=weight)[0])
+    return (layout.groups * layout.slots - layout.K) * p0
+
+
+def membership_answer(ctx, ct, aggregate: str, layout: Layout) -> bytes:
+    """A membership answer: the ciphertext with how it was aggregated and the database's shape, authenticated
+    (session key), so that a client deciding by another aggregation refuses it (:meth:`Client.count`,
+    :meth:`Client.slot_values`)."""
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    return envelope.pack("face-membership", dict(aggregate=aggregate, K=layout.K, slots=layout.slots,
+                                                 groups=layout.groups), ctx.serialize(ct), key=ctx.session_key)
 
 
 def key_steps(method: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> list[int]:
@@ -100,13 +123,38 @@ class EncryptedDatabase:
         self.prerotate_n1 = meta["prerotate_n1"]
         self.key_id = meta["key_id"]
         self.manifest = _manifest(self.layout, self.prerotate_n1, self.key_id, meta["enrollment"])
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        """CorruptedData unless every diagonal file the manifest implies is there (a copy or a removal that was
+        interrupted leaves a database with files missing)."""
+        missing = []
+        for k in range(self.layout.groups):
+            group = self.path(k, 0).parent
+            present = set(os.listdir(group)) if group.is_dir() else set()
+            missing += [self.path(k, i) for i in range(self.layout.l) if self.path(k, i).name not in present]
+        if missing:
+            raise CorruptedData(f"{self.folder}: {len(missing)} of the {self.layout.groups * self.layout.l} diagonal "
+                                f"files are missing (first {missing[0].relative_to(self.folder)}): enroll it again")
 
     def path(self, group: int, diagonal: int) -> pathlib.Path:
         return self.folder / f"g{group:05d}" / f"d{diagonal:04d}.ct"
 
     def diagonal(self, ctx, k: int, i: int):
         """Diagonal ciphertext ``i`` of group ``k``, read from disk; CorruptedData unless the file's
-        authenticated metadata names this place in a database with this manifest."""
+        authenticated metadata names this place in a database with this manifest. Parsed under the guard
+        (a forked child first, unless :meth:`vet` has parsed this file so)."""
+        return ctx.deserialize(self._ciphertext(ctx, k, i), guard=True)
+
+    def vet(self, ctx) -> None:
+        """Parse every diagonal in one forked child (:meth:`hepkg.he.Context.vet`; a backend whose parser can
+        crash the interpreter only), so that queries read them without a child each."""
+        where = [(k, i) for k in range(self.layout.groups) for i in range(self.layout.l)]
+        ctx.vet(lambda: (self._ciphertext(ctx, k, i) for k, i in where), what=f"the database at {self.folder}",
+                sizes=[self.path(k, i).stat().st_size for k, i in where] if ctx.fragile_parser else ())
+
+    def _ciphertext(self, ctx, k: int, i: int) -> memoryview:
+        """The serialized ciphertext in diagonal ``i`` of group ``k``'s file (see :meth:`diagonal`)."""
         if not (0 <= k < self.layout.groups and 0 <= i < self.layout.l):
             raise IndexError(f"no diagonal {i} of group {k}: the database has {self.layout.groups} groups of "
                              f"l={self.layout.l} diagonals")
@@ -122,7 +170,7 @@ class EncryptedDatabase:
         if wrong or meta.keys() != want.keys():
             raise CorruptedData(f"{path} is not diagonal {i} of group {k} of the database its manifest describes: "
                                 f"{', '.join(wrong) or 'other fields'} (files swapped, moved or the manifest edited?)")
-        return ctx.deserialize(ct)
+        return ct
 
     def group(self, ctx, k: int):
         """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
@@ -161,8 +209,9 @@ class Enroller:
         ``workers`` threads encrypt and write the diagonals (the rns engine and the writes release the GIL).
 
         Every argument is checked before anything is encrypted. The folder is written as
-        ``.<name>.enrolling-<pid>`` beside it, then renamed; such folders left by enrollments that were killed
-        (their pid gone) are removed first."""
+        ``.<name>.enrolling-<pid>`` beside it, then put in place at once (:func:`hepkg.atomic.replace_folder`: with
+        ``overwrite``, a reader sees the old database or the new one, whole); such folders left by enrollments that
+        were killed (their pid gone) are removed first."""
         folder = pathlib.Path(folder)
         if folder.exists() and not overwrite:
             raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
@@ -195,9 +244,7 @@ class Enroller:
                     for _ in pool.map(write, [k] * layout.l, range(layout.l), rows):
                         bar.update()
             atomic.write_text(tmp / _MANIFEST, json.dumps(manifest))
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
+            atomic.replace_folder(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -220,20 +267,37 @@ class Client:
         ct = self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
         return envelope.pack("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
 
-    def count(self, answer: bytes) -> float:
-        """The membership answer: slot 0 holds the sum of the comparison over every slot of every group, each
-        weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots."""
-        slots = self.ctx.params.n // 2
-        return float(self.ctx.decrypt(self.ctx.deserialize(answer), 1).real[0]) * slots
+    def _answer(self, answer: bytes, want: tuple[str, ...]):
+        """The answer's metadata and ciphertext; ValueError unless it was aggregated as one of ``want``."""
+        meta, ct = envelope.unpack(answer, "face-membership", key=self.ctx.session_key)
+        envelope.require(meta, _ANSWER_FIELDS, "face-search membership answer")
+        if meta["aggregate"] not in want:
+            raise ValueError(f"the membership answer was aggregated by {meta['aggregate']!r}; this decision needs "
+                             f"{' or '.join(map(repr, want))} (Server.membership(..., aggregate=...))")
+        if meta["slots"] != self.ctx.params.n // 2:
+            raise ValueError(f"the answer has {meta['slots']} slots; this context has {self.ctx.params.n // 2}")
+        return meta, self.ctx.deserialize(ct, guard=True)
+
+    def count(self, answer: bytes, aggregate: str = "count") -> float:
+        """The count of a membership answer aggregated by ``aggregate`` (refused otherwise): ``"count"``, the
+        matches' comparison summed over the K entries (the padding's public contribution removed by the
+        server); ``"sum"``, the paper's sum over every slot of every group, padding included. Slot 0 holds the
+        sum weighted by 1 / slots (:func:`sum_weight`); the count is that times the slots. Decide with
+        :func:`~hepkg.facesearch.decision.paper_member` (count >= 0.5)."""
+        if aggregate not in ("count", "sum"):
+            raise ValueError(f"a count is aggregated by 'count' or 'sum', not {aggregate!r}")
+        meta, ct = self._answer(answer, (aggregate,))
+        return float(self.ctx.decrypt(ct, 1).real[0]) * meta["slots"]
 
     def slot_values(self, answer: bytes) -> np.ndarray:
-        """A membership answer aggregated by ``"slots"``: per slot, the comparison summed over the groups
-        (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
-        return self.ctx.decrypt(self.ctx.deserialize(answer)).real
+        """A membership answer aggregated by ``"slots"`` (refused otherwise): per slot, the comparison summed
+        over the groups (decide with :class:`~hepkg.facesearch.decision.SlotRule`)."""
+        return self.ctx.decrypt(self._answer(answer, ("slots",))[1]).real
 
     def indicators(self, answers: list[bytes], layout: Layout) -> np.ndarray:
         """The K comparison values (about 1 for a match, 0 otherwise) of an identification answer."""
-        return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a)).real for a in answers], layout)
+        return scores_from_slots([self.ctx.decrypt(self.ctx.deserialize(a, guard=True)).real for a in answers],
+                                 layout)
 
 
 class Server:
@@ -247,6 +311,7 @@ class Server:
         self.workers = workers
         self.timings: Counter = Counter()
         self._lock = threading.Lock()
+        database.vet(self.ctx)  # every diagonal parsed once in a child: queries then parse them without one
 
     @contextmanager
     def _phase(self, name: str):
@@ -265,7 +330,7 @@ class Server:
         self.db.method_fits(method, n1)
         ctx, lay = self.ctx, self.db.layout
         with self._phase("upload"):
-            q = ctx.deserialize(query)
+            q = ctx.deserialize(query, guard=True)
 
         def compare(scores):
             if kappa is None:
@@ -285,7 +350,8 @@ class Server:
 
             def one(k: int):
                 with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
-                    return compare(similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1))
+                    scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1)
+                return compare(scores)  # timed apart, as the streamed method's
             yield from self._in_flight(mapper, one, range(lay.groups))
 
     def _in_flight(self, mapper, fn, items):
@@ -294,22 +360,30 @@ class Server:
         for start in range(0, len(items), self.workers):
             yield from mapper(fn, items[start:start + self.workers])
 
-    def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "sum", **kw) -> bytes:
-        """Algorithm 7: the comparison added over the groups, then (``aggregate="sum"``, the paper's) summed over
-        every slot by rotate-and-sum, the count in every slot; ``aggregate="slots"``: the groups' sum alone, for
-        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation). The sum's comparisons are weighted by
-        :func:`sum_weight` (free), so that its worst case (every entry a match) fits the last level's capacity;
-        :meth:`Client.count` scales it back."""
+    def membership(self, query: bytes, method: str, kappa: int, *, aggregate: str = "count", **kw) -> bytes:
+        """Algorithm 7: the comparison added over the groups, then summed over every slot by rotate-and-sum, the
+        count in every slot. ``aggregate="count"`` (hepkg's): less the padding's public contribution
+        (:func:`padding_count`, one scalar subtraction), so the count is the K entries' alone and the paper's
+        rule (count >= 0.5) decides it; the client learns that one number, as from the paper's answer.
+        ``"sum"``: the paper's, padding included. ``"slots"``: the groups' slot-wise sum alone, for
+        :class:`~hepkg.facesearch.decision.SlotRule` (no rotation; it shows the client every slot's sum over the
+        groups). The sums' comparisons are weighted by :func:`sum_weight` (free), so that the worst case (every
+        entry a match) fits the last level's capacity; :meth:`Client.count` scales it back. The answer names
+        its aggregation (:func:`membership_answer`)."""
         if aggregate not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         chebyshev.check_kappa(kappa, kw.get("path", "cpu"))
-        weight = sum_weight(self.db.layout.slots) if aggregate == "sum" else 1.0
+        lay = self.db.layout
+        weight = 1.0 if aggregate == "slots" else sum_weight(lay.slots)
         total = self._fold(self.compared(query, method, kappa, weight=weight, **kw))
-        if aggregate == "sum":
+        if aggregate != "slots":
             with self._phase("aggregation"):
-                total = rotate_and_sum(self.ctx, total, self.db.layout.slots)
+                total = rotate_and_sum(self.ctx, total, lay.slots)
+                if aggregate == "count":
+                    total = self.ctx.add(total, -padding_count(lay, kappa, delta=kw.get("delta", chebyshev.DELTA),
+                                                               path=kw.get("path", "cpu"), weight=weight))
         with self._phase("download"):
-            return self.ctx.serialize(total)
+            return membership_answer(self.ctx, total, aggregate, lay)
 
     def _fold(self, cts):
         """The slot-wise sum of the groups' comparison ciphertexts, added as they arrive."""
@@ -324,9 +398,9 @@ class Server:
         ciphertexts added: a membership decision without a second query)."""
         if len(answers) != self.db.layout.groups:
             raise ValueError(f"expected the {self.db.layout.groups} answers of one identification, got {len(answers)}")
-        total = self._fold(self.ctx.deserialize(a) for a in answers)
+        total = self._fold(self.ctx.deserialize(a, guard=True) for a in answers)
         with self._phase("download"):
-            return self.ctx.serialize(total)
+            return membership_answer(self.ctx, total, "slots", self.db.layout)
 
     def identify(self, query: bytes, method: str, kappa: int, **kw) -> list[bytes]:
         """Algorithm 8: one comparison ciphertext per group."""

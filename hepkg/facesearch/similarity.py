@@ -171,14 +171,15 @@ def streams(method: str) -> bool:
     return method == "bsgs-streamed"
 
 
-def held_ciphertexts(method: str, l: int, groups: int, n1: int | None = None) -> float:
-    """Ciphertexts the similarity holds at once beyond one group in flight: the rotated-query table (and,
-    for the authors' HyDia, the l size-3 products of the group: 1.5 l ciphertexts), or the streamed
-    schedule's baby steps, one baby step's giant rotations and the groups' size-3 accumulators."""
+def held_ciphertexts(method: str, l: int, groups: int, n1: int | None = None, in_flight: int = 1) -> float:
+    """Ciphertexts the similarity holds at once beyond the groups' accumulators: the rotated-query table (and,
+    for the authors' HyDia, the l size-3 products of each of the ``in_flight`` groups processed at once: 1.5 l
+    ciphertexts each), or the streamed schedule's baby steps, one baby step's giant rotations and the groups'
+    size-3 accumulators."""
     if streams(method):
         n1, n2 = bsgs_shape(l, n1)
         return n1 + n2 + 1.5 * groups
-    return stored_queries(method, l, n1) + (1.5 * l if method == "hydia" else 0)
+    return stored_queries(method, l, n1) + (1.5 * l * min(in_flight, groups) if method == "hydia" else 0)
 
 
 def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None, *, clock=None, mapper=map):

@@ -7,18 +7,22 @@ array([2, 3, 0])
 """
 from .context import Ciphertext, Context, Plaintext, built_params, forbid_contexts, require_public
 from .counting import KINDS, OpCounts
+from .envelope import fingerprint
 from .errors import (BackendUnavailable, ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted,
-                     ParameterError, ScaleOverflow, SchemeError, SecretContextRefused, SecretKeyRequired)
+                     ParameterError, ScaleOverflow, SchemeError, SecretContextRefused, SecretKeyRequired,
+                     UnauthenticatedContext)
 from .keys import naf, pow2_terms
 from .params import PARAMS, BuiltModulus, ParamSet, get_params, params_table, security_bits
 from .registry import BACKENDS, availability, available_backends, backend_class, built_table, context, load_context
 
 __all__ = [
-    "context", "load_context", "built_table", "availability", "available_backends", "backend_class", "BACKENDS",
+    "context", "load_context", "fingerprint", "built_table", "availability", "available_backends", "backend_class",
+    "BACKENDS",
     "Context", "Ciphertext", "require_public", "built_params", "forbid_contexts", "Plaintext", "OpCounts", "KINDS",
     "PARAMS", "ParamSet", "BuiltModulus", "get_params", "params_table", "security_bits", "naf", "pow2_terms",
     "HEError", "BackendUnavailable", "ParameterError", "InsecureParameters", "EncodingError", "SchemeError",
     "MissingKeyError", "MissingRotationKey", "SecretKeyRequired", "DepthExhausted", "NoiseBudgetExhausted",
     "ContextMismatch", "CorruptedData", "SecretContextRefused", "ScaleOverflow", "ContextClosed",
+    "UnauthenticatedContext",
 ]

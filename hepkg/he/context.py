@@ -24,9 +24,10 @@ from .envelope import is_hex, is_int
 from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhausted, EncodingError, HEError,
                      InsecureParameters, MissingKeyError, MissingRotationKey, NoiseBudgetExhausted, ScaleOverflow,
                      SchemeError, SecretContextRefused, SecretKeyRequired)
-from .guard import probe
+from .guard import isolated, probe
 from .keys import RotationKeys, as_step
 from .params import BuiltModulus, ParamSet, get_params
+from .registry import CLEARTEXT, load_context, recorded_insecure
 
 #: every (backend, parameter set, insecure, built modulus) this process has built: see built_params()
 _BUILT: dict[tuple, dict] = {}
@@ -142,12 +143,13 @@ class Context(ABC):
             raise SchemeError(f"backend '{self.backend}' does not support {self.params.scheme.upper()} "
                               f"(supports {', '.join(s.upper() for s in self.schemes)})")
         self.params.require_secure(insecure)
-        self.insecure = bool(insecure)
+        self.insecure = recorded_insecure(self.backend, insecure)  # True on sim, whatever the parameters
         self.scheme = self.params.scheme
         self.slots = self.params.slots
         self.period = self.params.n // 2  # rotation period: a BFV row, or all CKKS slots
         self.counter = OpCounter()
         self._closed = False
+        self._vetted: set[str] = set()  # tags of ciphertexts vet() parsed in a child (see deserialize)
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
@@ -166,10 +168,10 @@ class Context(ABC):
             self.__has_secret = False
             self._from_payload(_payload)
         self.built = BuiltModulus(**self._modulus())
-        self._check_built(_meta)
+        self._check_built(_meta, bool(insecure))
         _BUILT[(self.backend, self.params.name, self.insecure, self.built)] = dict(
             backend=self.backend, params=self.params.name, insecure=self.insecure, declared_log_pq=self.params.log_pq,
-            declared_security=self.params.security, **self.built.as_dict())
+            declared_security=self.params.security, **self.built.as_dict() | dict(security=self.security))
 
     def _from_payload(self, payload: bytes) -> None:
         """Load the public keys; whatever the library raises on malformed bytes becomes CorruptedData (a library's
@@ -186,8 +188,9 @@ class Context(ABC):
             raise CorruptedData(f"{self.backend} could not load the public context: "
                                 f"{type(exc).__name__}: {exc}") from exc
 
-    def _check_built(self, meta: dict | None) -> None:
-        """What the library built must be what was asked for (and what the sender built), and secure."""
+    def _check_built(self, meta: dict | None, insecure: bool) -> None:
+        """What the library built must be what was asked for (and what the sender built), and secure (its modulus,
+        on sim too, unless ``insecure``)."""
         built, p = self.built, self.params
         if built.n != p.n:
             self.close()
@@ -197,7 +200,7 @@ class Context(ABC):
             self.close()
             raise CorruptedData(f"the context's metadata records moduli {meta['built']} but the payload builds "
                                 f"q_bits={list(built.q_bits)}, p_bits={list(built.p_bits)}")
-        if built.security < 128 and not self.insecure:
+        if built.security < 128 and not insecure:
             self.close()
             raise InsecureParameters(
                 f"{self.backend} built {p.name} with log PQ = {built.log_pq} (Q {built.log_q} bits, P "
@@ -232,6 +235,12 @@ class Context(ABC):
         self.close()
 
     # ------------------------------------------------------------------ properties
+    @property
+    def security(self) -> float:
+        """Bits of security this context gives: its built modulus's (:attr:`built`), 0 on a backend that encrypts
+        nothing (sim)."""
+        return 0.0 if self.backend in CLEARTEXT else self.built.security
+
     @property
     def is_integer(self) -> bool:
         return self.scheme in ("bfv", "bgv")
@@ -744,9 +753,42 @@ class Context(ABC):
         (naming the reason) for anything else.
 
         The session's MAC keeps out bytes altered or forged outside the session. A party that holds
-        the session key could still send a malformed payload; ``guard=True`` parses it in a forked
-        child first where the library's parser can crash (``fragile_parser``: OpenFHE).
+        the session key could still send a malformed payload: every party parses what crossed a trust
+        boundary with ``guard=True``, which parses it in a forked child first where the library's parser can
+        crash (``fragile_parser``: OpenFHE), unless :meth:`vet` has parsed these very bytes so.
         """
+        meta, payload = self._unpacked(data)
+        if guard and self.fragile_parser and envelope.fingerprint(data) not in self._vetted:
+            probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
+        return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
+                          pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
+
+    def vet(self, source, *, what: str, sizes=None) -> None:
+        """Parse many serialized ciphertexts in one forked child (``fragile_parser`` backends; nothing elsewhere)
+        and remember their tags, so that :meth:`deserialize` with ``guard=True`` parses them without a child of
+        its own: one fork for a whole encrypted database instead of one per ciphertext. ``source``: a list of
+        bytes, or a callable that yields them, called in the child (it may read them from disk: nothing large
+        enters this process), then with ``sizes``, their sizes in bytes (the child's time and memory limits
+        follow them). CorruptedData naming ``what`` if any of them is refused or crashes the parser; bytes
+        changed since they were vetted carry another tag, and are guarded again."""
+        if not self.fragile_parser:
+            return
+        self._alive()
+        sizes = list(map(len, source)) if sizes is None else list(sizes)
+
+        def parse_all() -> set:
+            tags = set()
+            for data in (source() if callable(source) else source):
+                meta, payload = self._unpacked(data)
+                self._parse(payload, meta)
+                tags.add(envelope.fingerprint(data))
+            return tags
+
+        self._vetted |= isolated(parse_all, what=f"{self.backend} ciphertexts of {what}", size=sum(sizes),
+                                 largest=max(sizes, default=0))
+
+    def _unpacked(self, data) -> tuple[dict, memoryview]:
+        """(meta, payload) of a ciphertext of this session, its MAC and metadata checked."""
         self._alive()
         try:
             meta, payload = envelope.unpack(data, "ciphertext", key=self._session_key)
@@ -762,10 +804,7 @@ class Context(ABC):
                                 "level": is_int(0, self.max_level), "pending": lambda v: isinstance(v, bool),
                                 "bound": lambda v: self._valid_bound(v, meta)},
                          "ciphertext")
-        if guard and self.fragile_parser:
-            probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
-        return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
-                          pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
+        return meta, payload
 
     def _valid_bound(self, v, meta: dict) -> bool:
         """A serialized magnitude bound: null for BFV/BGV; for CKKS a finite non-negative number that
@@ -799,7 +838,9 @@ class Context(ABC):
         """The public part: parameters, public key, evaluation keys, the built moduli and the session
         key the parties authenticate their messages with (never the secret key). Send it to the
         session's parties only. ``evaluation_keys=False`` leaves out the relinearization and
-        rotation keys: what a party that only encrypts needs (it then cannot multiply or rotate)."""
+        rotation keys: what a party that only encrypts needs (it then cannot multiply or rotate).
+        Publish ``hk.he.fingerprint(data)`` of what you send over an authenticated channel: the receiving
+        party pins it (:func:`hepkg.he.load_context`)."""
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
@@ -809,9 +850,9 @@ class Context(ABC):
         return envelope.pack("context", meta, self._public_payload(bool(evaluation_keys)))
 
     def public(self) -> "Context":
-        """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`."""
-        from .registry import load_context
-        return load_context(self.to_bytes(), guard=False)
+        """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`, in this process."""
+        data = self.to_bytes()
+        return load_context(data, fingerprint=envelope.fingerprint(data), backend=self.backend, guard=False)
 
     @property
     def session_key(self) -> bytes:

@@ -7,9 +7,12 @@ are tagged with the context's *session key*, a 32-byte secret generated with the
 and shared with the parties inside the public context: the tag is then a MAC, so bytes
 altered or forged by anyone outside the session raise :class:`CorruptedData` before any
 HE library parses them (OpenFHE's parser aborts the interpreter on some malformed
-inputs). Public contexts themselves carry an unkeyed checksum; they are parsed in a
-guarded child process first (see :mod:`hepkg.he.guard`). The metadata is checked field
-by field (:func:`require`), so a missing or ill-typed field is reported by name.
+inputs). Public contexts themselves carry an unkeyed checksum, which anyone on the path can
+recompute: a context is authenticated by its :func:`fingerprint` (that checksum, a SHA-256 of
+everything after it), which the party that made it publishes over an authenticated channel and
+the receiving party pins (:func:`hepkg.he.load_context`); it is then parsed in a guarded child
+process first (see :mod:`hepkg.he.guard`). The metadata is checked field by field
+(:func:`require`), so a missing or ill-typed field is reported by name.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from .errors import CorruptedData
 MAGIC = b"HEPKG\x03"
 #: Earlier formats: 1 unauthenticated, 2 tagged with BLAKE2b.
 _OLD = {b"HEPKG\x01": "format 1 (unauthenticated)", b"HEPKG\x02": "format 2 (BLAKE2b tags)"}
-_TAG = 32
+TAG_BYTES = 32
 KEY_BYTES = 32
 
 
@@ -55,7 +58,7 @@ def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]
         raise CorruptedData(f"hepkg data in {_OLD[bytes(view[:len(MAGIC)])]}; serialize it again with this version")
     if view[:len(MAGIC)] != MAGIC:
         raise CorruptedData("not hepkg data: the magic header is missing")
-    tag, rest = view[len(MAGIC):len(MAGIC) + _TAG], view[len(MAGIC) + _TAG:]
+    tag, rest = view[len(MAGIC):len(MAGIC) + TAG_BYTES], view[len(MAGIC) + TAG_BYTES:]
     if len(rest) < 4 or _tag([rest], key) != tag:
         what = ("authentication failed: the bytes were altered, truncated, or made in another session "
                 "(another context's key)") if key else "checksum mismatch: the bytes are truncated or altered"
@@ -72,10 +75,19 @@ def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]
     return meta, rest[4 + n:].toreadonly()
 
 
+def fingerprint(data) -> str:
+    """The hex SHA-256 that identifies hepkg bytes made without a key (a public context): the tag they carry,
+    the digest of everything after it. Its maker publishes it; :func:`unpack` checks the tag against the bytes,
+    so bytes that unpack and carry the published fingerprint are the maker's, bit for bit."""
+    if not isinstance(data, (bytes, bytearray, memoryview)) or bytes(memoryview(data)[:len(MAGIC)]) != MAGIC:
+        raise CorruptedData("not hepkg data: the magic header is missing")
+    return bytes(memoryview(data)[len(MAGIC):len(MAGIC) + TAG_BYTES]).hex()
+
+
 def peek(data) -> dict | None:
     """The metadata of ``data`` WITHOUT checking its tag (for error messages only), or None."""
     try:
-        rest = memoryview(data)[len(MAGIC) + _TAG:]
+        rest = memoryview(data)[len(MAGIC) + TAG_BYTES:]
         meta = json.loads(bytes(rest[4:4 + struct.unpack("<I", rest[:4])[0]]))
     except (TypeError, ValueError, struct.error):
         return None

@@ -57,6 +57,10 @@ class CorruptedData(HEError, ValueError):
     """Serialized bytes are truncated, altered, or not hepkg data."""
 
 
+class UnauthenticatedContext(HEError, PermissionError):
+    """A context's bytes were loaded without the fingerprint its maker published (:func:`hepkg.he.fingerprint`)."""
+
+
 class ScaleOverflow(HEError, ArithmeticError):
     """A CKKS result outgrew what the modulus holds at its scale: the decrypted values wrapped."""
 

@@ -4,7 +4,8 @@ Some libraries do not survive malformed input: OpenFHE's deserializers die with 
 SIGFPE or an uncaught C++ exception (SIGABRT) on altered bytes, scipy's Matrix Market reader
 with SIGSEGV on a truncated last line. :func:`isolated` runs a call in a child made by
 ``fork`` (copy-on-write: cheap even when this process holds gigabytes of keys), with its
-address space bounded, and returns its (pickled) result: a crash, a hang or a memory blow-up
+address space bounded, ending with this process even when it is killed by SIGKILL (the
+parent-death signal, :func:`hepkg.lifeline.end_with`), and returns its (pickled) result: a crash, a hang or a memory blow-up
 becomes :class:`CorruptedData`; an ordinary Python exception is re-raised here unchanged.
 :func:`probe` only checks that the call survives, and the caller then parses for real.
 Where ``fork`` does not exist (Windows) the call runs in this process. A forked child cannot run OpenMP
@@ -19,6 +20,8 @@ import pickle
 import select
 import signal
 import time
+
+from hepkg.lifeline import end_with
 
 from .errors import CorruptedData
 
@@ -36,15 +39,17 @@ def in_child() -> bool:
     return _IN_CHILD[0]
 
 
-def _child(fn, args, size: int, out: int) -> None:
-    """Body of the forked child: bounded memory, run ``fn``, report its result, exit without cleanup."""
+def _child(parent: int, fn, args, memory: int, out: int) -> None:
+    """Body of the forked child: dies with ``parent``, bounded memory, run ``fn``, report its result, exit
+    without cleanup."""
     code, report = 0, b""
     _IN_CHILD[0] = True
     faulthandler.disable()  # a crash here is the expected outcome, not a traceback to print
     try:
+        end_with(parent, "fork")  # a hanging parse must not outlive a killed parent
         import resource  # POSIX only, like fork
 
-        limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * size
+        limit = _address_space() + EXTRA_MEMORY + MEMORY_PER_BYTE * memory
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
         report = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
@@ -95,16 +100,19 @@ def probe(fn, *args, what: str, size: int = 0) -> None:
         isolated(_survive, fn, *args, what=what, size=size)
 
 
-def isolated(fn, *args, what: str, size: int = 0, timed: bool = True):
+def isolated(fn, *args, what: str, size: int = 0, timed: bool = True, largest: int | None = None):
     """``fn(*args)`` computed in a forked child and returned (it must pickle); what it raised, or
-    CorruptedData if it died. ``timed=False`` lifts the time limit (long legitimate parses)."""
+    CorruptedData if it died. ``timed=False`` lifts the time limit (long legitimate parses); ``largest``:
+    where ``fn`` parses several inputs one after another (``size`` bytes in all), the largest one's bytes,
+    which scale the memory instead of ``size``."""
     if not hasattr(os, "fork"):
         return fn(*args)
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         os.close(read_end)
-        _child(fn, args, size, write_end)
+        _child(parent, fn, args, size if largest is None else largest, write_end)
     os.close(write_end)
     try:
         report = _read_all(read_end, time.monotonic() + TIMEOUT_S + size / BYTES_PER_S if timed else None)

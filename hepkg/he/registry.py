@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import functools
+import hmac
 import importlib
 import importlib.util
 
 from . import envelope
 from .envelope import is_hex
-from .errors import BackendUnavailable, CorruptedData, HEError, ParameterError
+from .errors import (BackendUnavailable, ContextMismatch, CorruptedData, HEError, ParameterError,
+                     UnauthenticatedContext)
 from .guard import probe
 from .keys import POLICIES
 from .params import PARAMS, ParamSet
@@ -94,16 +96,29 @@ def _params(fields: dict) -> ParamSet:
         raise CorruptedData(f"context metadata: invalid parameter set ({exc})") from None
 
 
-def load_context(data: bytes, *, guard: bool = True):
+def load_context(data: bytes, *, fingerprint: str | None = None, backend: str | None = None, guard: bool = True):
     """Rebuild a public (evaluation-only) context from :meth:`Context.to_bytes`.
 
-    The metadata is checked field by field and against what the payload builds (ring
-    degree, moduli). On a backend whose parser can crash the interpreter on malformed bytes
-    (``fragile_parser``: OpenFHE), the payload is first parsed in a forked child
+    ``fingerprint``: what its maker published (:func:`~hepkg.he.envelope.fingerprint` of the bytes it sent, over an
+    authenticated channel): bytes that differ by one bit are refused (:class:`CorruptedData`) before their
+    payload is parsed, so nothing is ever encrypted under a context altered on the way; without it
+    :class:`UnauthenticatedContext`. ``backend``: the backend the caller expects (:class:`ContextMismatch`
+    otherwise); a ``sim`` context, which encrypts nothing, loads only where the caller names it
+    (``backend="sim"``), whoever made it. The metadata is then checked field by field and against what the
+    payload builds (ring degree, moduli). On a backend whose parser can crash the interpreter on malformed
+    bytes (``fragile_parser``: OpenFHE), the payload is first parsed in a forked child
     (:func:`hepkg.he.guard.probe`); ``guard=False`` skips that for bytes this process made.
     """
+    if backend is not None and backend not in BACKENDS:
+        raise ParameterError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     meta, payload = envelope.unpack(data, "context")
+    _authenticate(data, fingerprint)
     envelope.require(meta, _CONTEXT_META, "context")
+    if meta["backend"] in CLEARTEXT and backend != meta["backend"]:
+        raise ContextMismatch(f"this is a {meta['backend']} context, which encrypts nothing (slots in the clear): "
+                              f"load it with backend={meta['backend']!r} where that is intended")
+    if backend is not None and meta["backend"] != backend:
+        raise ContextMismatch(f"expected a {backend} context, got a {meta['backend']} one")
     cls = backend_class(meta["backend"])
     build = functools.partial(cls, _params(meta["params"]), insecure=meta["insecure"], _meta=meta, _payload=payload)
     if guard and cls.fragile_parser:
@@ -111,10 +126,27 @@ def load_context(data: bytes, *, guard: bool = True):
     return build()
 
 
+def _authenticate(data, pinned) -> None:
+    """Nothing if ``data`` (whose checksum holds) carries the fingerprint ``pinned``; else why not."""
+    if pinned is None:
+        raise UnauthenticatedContext(
+            "a context's bytes are loaded only with the fingerprint its maker published (the maker: "
+            "hk.he.fingerprint(ctx.to_bytes()), sent over an authenticated channel; the receiver: "
+            "load_context(data, fingerprint=...)): its checksum alone is no key, anyone on the path can alter it")
+    if not (isinstance(pinned, str) and len(pinned) == 2 * envelope.TAG_BYTES):
+        raise TypeError(f"fingerprint must be the {2 * envelope.TAG_BYTES} hex digits of hk.he.fingerprint(), "
+                        f"got {pinned!r}")
+    if not hmac.compare_digest(envelope.fingerprint(data), pinned.lower()):
+        raise CorruptedData(f"the context is not the one its maker published: fingerprint "
+                            f"{envelope.fingerprint(data)[:16]}..., pinned {pinned[:16]}... (altered or replaced "
+                            f"on the way)")
+
+
 def built_table(names=None, backends=None, max_n: int | None = None):
     """Each named parameter set built on each installed backend of its scheme: the declared
     log PQ and security beside what the library built (bits of Q and P, security), or why it
-    refused. Sets the paper itself runs below 128 bits are built with insecure=True."""
+    refused. Sets the paper itself runs below 128 bits are built with insecure=True. Rows of a
+    backend that encrypts nothing (sim) have security 0 and status 'cleartext (encrypts nothing)'."""
     import pandas as pd
 
     rows = []
@@ -128,9 +160,10 @@ def built_table(names=None, backends=None, max_n: int | None = None):
             row = dict(params=name, backend=backend, n=p.n, declared_log_pq=p.log_pq, declared_security=p.security)
             try:
                 with context(backend, p, insecure=not p.secure) as ctx:
-                    built = ctx.built.as_dict()
+                    built, security = ctx.built.as_dict(), ctx.security
                 row.update(built_log_q=built["log_q"], built_log_p=built["log_p"], built_log_pq=built["log_pq"],
-                           built_security=built["security"], status="built", source=built["source"])
+                           built_security=security, source=built["source"],
+                           status="cleartext (encrypts nothing)" if backend in CLEARTEXT else "built")
             except HEError as exc:
                 row.update(status=f"refused: {exc}")
             rows.append(row)

@@ -120,10 +120,13 @@ def measure_here(config: dict) -> list[dict]:
     receiver, detector = _parties(ctx, board, lay)
     keygen_s = time.perf_counter() - t0
     sizes = ctx.key_sizes()
+    ps_secret = ctx.nbytes(detector.key.sk)
+    # the detection key: evaluation keys (relinearization, rotations and swap) and the encrypted PS secret, as
+    # the authors' saveKeys; the receiver's public key and the sample ciphertext key_sizes() reports are not in it
     setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
-                 K=lay.K, detection_key_bytes=sum(sizes.values()) + ctx.nbytes(detector.key.sk),
-                 **{f"{k}_bytes": v for k, v in sizes.items()})
+                 K=lay.K, detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + ps_secret,
+                 ps_secret_bytes=ps_secret, **{f"{k}_bytes": v for k, v in sizes.items() if k != "rotation_keys"})
     rows = []
     for rep in range(cfg["reps"]):
         t0 = time.perf_counter()
@@ -179,7 +182,7 @@ def noise_trace_here(config: dict) -> list[dict]:
                          budget_bits=probed_budget(ctx, ct, expected), **extra))
 
     def trace(stage, ct):
-        own = ctx.deserialize(ct.ctx.serialize(ct))
+        own = ctx.deserialize(ct.ctx.serialize(ct), guard=True)
         probe(stage, own, known.get(stage))
         if stage == "slot_to_coeff":
             for limbs in cfg.get("probe_limbs", (2, 3)):

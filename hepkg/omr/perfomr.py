@@ -85,6 +85,18 @@ class PerfLayout:
         """Rotation keys: Alg. 7's 1, SlotToCoeff's 1 and b, the expansion's n/4, ..., 1 (the row swap on top)."""
         return sorted(set(tall_steps(self.ps.n, self.b_affine)) | set(unpack_steps(self.n, self.b_unpack)))
 
+    @property
+    def payload_cts(self) -> int:
+        """Payload ciphertexts: the K buckets of nu t slots each, over n-slot ciphertexts (0 for PerfOMD)."""
+        return math.ceil(self.K * self.nu * self.t / self.n)
+
+    def check_runs(self) -> None:
+        """ValueError unless the detector and receiver run this layout: they hold one payload ciphertext (at
+        n = 2^15, nu <= 2); a larger nu (8 payload ciphertexts at nu = 16) is counted (:func:`perf_counts`), not run."""
+        if self.payload_cts > 1:
+            raise ValueError(f"{self.K} payload buckets of nu t = {self.nu} x {self.t} slots need {self.payload_cts} "
+                             f"ciphertexts of {self.n} slots; hepkg's PerfOMR runs one (counted only: perf_counts)")
+
     def bundle_cts(self, N: int) -> int:
         """s': bundle ciphertexts for N messages."""
         return math.ceil(N / (self.nu * self.n))
@@ -98,7 +110,8 @@ class PerfLayout:
 def perf_layout(ps: PSParams, n: int, *, scheme: str = "perfomr", k: int = 50, payload_bytes: int = PAYLOAD_BYTES,
                 nu: int = 2, b_unpack: int | None = None, repetitions: int = 16, buckets: int = 400,
                 seed: int = 0, expand_limbs: int = EXPAND_LIMBS) -> PerfLayout:
-    """The layout for slot count n (baby steps default to the authors' 2^ceil(log2 sqrt(n/4)): 128 at 2^15)."""
+    """The layout for slot count n (baby steps default to the authors' 2^ceil(log2 sqrt(n/4)): 128 at 2^15); one
+    whose payload needs more than one ciphertext is counted, not run (:meth:`PerfLayout.check_runs`)."""
     if scheme not in PERF_SCHEMES:
         raise ValueError(f"scheme must be one of {PERF_SCHEMES}, got {scheme!r}")
     check_ring(ps, n)
@@ -115,8 +128,6 @@ def perf_layout(ps: PSParams, n: int, *, scheme: str = "perfomr", k: int = 50, p
                      int(expand_limbs))
     if lay.repetitions * lay.buckets * INDEX_SLOTS > n:
         raise ValueError(f"{lay.repetitions} x {lay.buckets} index buckets of {INDEX_SLOTS} slots exceed {n} slots")
-    if lay.K * nu * t > n:
-        raise ValueError(f"{lay.K} payload buckets of nu t = {nu} x {t} slots exceed {n} slots")
     return lay
 
 
@@ -126,7 +137,7 @@ def perf_counts(lay: PerfLayout, N: int) -> dict[str, dict[str, int]]:
     s, s2 = math.ceil(N / lay.n), lay.bundle_cts(N)
     affine = tall_counts(N, lay.ps.n, lay.n, lay.b_affine, matrices=lay.ps.l)
     unpack = unpack_counts(lay.n, lay.b_unpack)
-    leaves = s2 * lay.n * (2 if lay.scheme == "perfomr" else 1)
+    leaves = s2 * lay.n * (1 + lay.payload_cts)   # each leaf times the index and each payload plaintext
     return {"affine": {k: affine[k] for k in ("mul_pt", "rotate")} | dict(
                 keyswitch=affine["rotate"], encode=affine["mul_pt"] + s * lay.ps.l, add_pt=s * lay.ps.l),
             "range_check": {"mul_ct": s * range_check_counts(lay.ps.bound, lay.ps.q, lay.ps.l)["mul_ct"]},
@@ -167,7 +178,8 @@ class PerfReceiver(Receiver):
     def _decrypted(self, digest: PerfDigest) -> list[np.ndarray]:
         if not isinstance(digest, PerfDigest) or digest.layout != self.layout:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
-        own = [self.ctx.deserialize(c.ctx.serialize(c)) for c in digest.ciphertexts]
+        self.layout.check_runs()
+        own = [self.ctx.deserialize(c.ctx.serialize(c), guard=True) for c in digest.ciphertexts]
         return [self.ctx.decrypt(c, signed=False) % self.layout.ps.q for c in own]
 
     @staticmethod
@@ -205,6 +217,7 @@ class PerfDetector(Detector):
     def __init__(self, key: DetectionKey):
         if not isinstance(key, DetectionKey) or not isinstance(key.layout, PerfLayout):
             raise TypeError("the PerfOMR detector needs a DetectionKey made for a PerfLayout")
+        key.layout.check_runs()
         super().__init__(key)
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None, *, trace=None) -> PerfDigest:

@@ -1,6 +1,9 @@
-"""The papers' published numbers, as data; claim checks; ``paper_vs_ours`` joins them with our results."""
+"""The papers' published numbers, as data; claim checks judged by one rule (:mod:`.verdict`); ``paper_vs_ours``
+joins the papers' numbers with our results."""
+from . import verdict
 from .claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE, Claim, evaluate, load_claims,
-                     save_claims, tally)
+                     on_subjects, save_claims, tally)
+from .verdict import ABOVE, BELOW, RULE
 from .compare import paper_vs_ours
 from .cssc import TABLE1_OPS_MS as CSSC_TABLE1_OPS_MS
 from .cssc import TABLE4_NOISE_BITS as CSSC_TABLE4_NOISE_BITS
@@ -31,7 +34,7 @@ from .hegmm import SEC42_EXAMPLE as HEGMM_SEC42_EXAMPLE
 from . import facesearch as FACESEARCH
 from . import omr as OMR
 
-__all__ = ["paper_vs_ours", "Claim", "evaluate", "save_claims", "load_claims", "tally", "HOLDS", "FAILS", "NOT_MEASURED", "INCONCLUSIVE", "NOT_REPRODUCIBLE",
+__all__ = ["paper_vs_ours", "Claim", "on_subjects", "verdict", "RULE", "ABOVE", "BELOW", "evaluate", "save_claims", "load_claims", "tally", "HOLDS", "FAILS", "NOT_MEASURED", "INCONCLUSIVE", "NOT_REPRODUCIBLE",
            "CSSC_TABLE1_OPS_MS", "CSSC_TABLE4_NOISE_BITS",
            "CSSC_TABLE3_FORMULA", "CSSC_CIPHERTEXT_MB", "CSSC_TABLE5_TIME_S", "CSSC_TABLE6_MEMORY_MB", "CSSC_TABLE6_APPROXIMATE",
            "CSSC_TABLE7_COMMUNICATION", "CSSC_TABLE8_RHOMBUS", "CSSC_TABLEA9_ALL", "CSSC_PAPER_NAMES", "CSSC_FIG10_SLOPE",

@@ -18,7 +18,7 @@ from hepkg.linalg import rotate_and_sum
 
 from .chunks import ChunkPlan
 
-__all__ = ["multiply", "aggregate", "unpermute", "send_blocks", "decrypt_blocks"]
+__all__ = ["multiply", "aggregate", "tracked_bounds", "unpermute", "send_blocks", "decrypt_blocks"]
 
 
 def multiply(ctx, matrix_cts, vector_cts):
@@ -50,6 +50,18 @@ def aggregate(ctx, products, plan: ChunkPlan) -> list:
     return results
 
 
+def tracked_bounds(plan: ChunkPlan, chunk_peaks, vector_bound: float) -> np.ndarray:
+    """CKKS: per row block, the magnitude bound the cloud's result ciphertext carries after :func:`aggregate`, as
+    hepkg.he tracks it from the encrypted inputs (a chunk's peak times the vector's, times the ``split`` columns
+    :func:`~hepkg.linalg.rotate_and_sum` adds, twice where the column swap adds a second row, times the mask's
+    1, added over the block's chunks), for a vector at ``vector_bound``: what Client A checks before anything
+    is sent (:func:`~hepkg.spmv.encoding.check_tracked`). Every bound on the way is at most its block's."""
+    out = np.zeros(len(plan.blocks))
+    for chunk, peak in zip(plan.chunks, chunk_peaks, strict=True):
+        out[chunk.block] += chunk.split * (2 if chunk.two_rows else 1) * float(peak) * vector_bound
+    return out
+
+
 def unpermute(block_values, plan: ChunkPlan, row_map: np.ndarray) -> np.ndarray:
     """Algorithm 1 lines 14-19: ``Res[RM[p]] = mid_res[p]``; rows without non-zeros get 0."""
     first = np.asarray(block_values[0])
@@ -69,5 +81,5 @@ def decrypt_blocks(ctx, blobs: dict[int, bytes], n_rows: int, size: int, dtype) 
     y = np.zeros(n_rows, dtype=dtype)
     for b, blob in blobs.items():
         n = min(size, n_rows - b * size)
-        y[b * size:b * size + n] = ctx.decrypt(ctx.deserialize(blob), n)
+        y[b * size:b * size + n] = ctx.decrypt(ctx.deserialize(blob, guard=True), n)
     return y

@@ -38,7 +38,7 @@ from hepkg.he.keys import pow2_terms
 
 from .aggregate import decrypt_blocks, send_blocks
 from .cssc import as_csr
-from .encoding import FixedPoint, decode_result, encode_csr, encode_vector, slot_dtype
+from .encoding import FixedPoint, check_tracked, decode_result, encode_csr, encode_vector, slot_dtype
 from .parties import as_vector
 from .result import PhaseClock, SpmvResult, provenance, zero_result
 from .transport import Channel
@@ -135,6 +135,15 @@ def _runs(csr: sp.csr_matrix, period: int, dense: bool) -> list[tuple]:
             for s, e in zip(starts, np.r_[starts[1:], bj.size])]
 
 
+def _tracked_bounds(runs: list[tuple], n_rb: int, vector_bound: float) -> np.ndarray:
+    """CKKS: per row block, the bound the cloud's result carries (each diagonal's peak times the vector's, added
+    over the block's diagonals), for a vector at ``vector_bound`` (see :func:`~hepkg.spmv.encoding.check_tracked`)."""
+    out = np.zeros(n_rb)
+    for _, _, block, _, vals in runs:
+        out[block] += float(np.max(np.abs(vals))) * vector_bound
+    return out
+
+
 def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
                  policy: str = "pow2", insecure: bool = False, dense: bool = False) -> SpmvResult:
     """A x v by the diagonal method; bytes per direction, op counts per party, phase times.
@@ -157,18 +166,21 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
     with clock("client_a"):
         aq, bound = encode_csr(csr, params, enc)
         runs = _runs(aq, period, dense)
+        check_tracked(_tracked_bounds(runs, n_rb, bound), params, "the diagonal method", levels=1)  # a product
     with clock("keygen"):
         ctx = he.context(backend, params, rotations=sorted({r[1] for r in runs}), policy=policy, insecure=insecure)
     with clock("key_transfer"):
         public, b_keys = ctx.to_bytes(), ctx.to_bytes(evaluation_keys=False)
-        cloud = he.require_public(he.load_context(public), "the diagonal method's cloud")
-        client_b = he.require_public(he.load_context(b_keys), "Client B")
+        cloud = he.require_public(he.load_context(public, fingerprint=he.fingerprint(public), backend=backend),
+                                  "the diagonal method's cloud")
+        client_b = he.require_public(he.load_context(b_keys, fingerprint=he.fingerprint(b_keys), backend=backend),
+                                     "Client B")
     with clock("client_b"):
         vq = encode_vector(v, params, enc, bound)
         v_msgs = [channel.send("b_to_cloud", client_b.encrypt(_vector_block(vq, j, size, wrap))) for j in range(n_cb)]
     acc, current = [None] * n_rb, None
     with clock("cloud"), cloud.counting() as cloud_ops:
-        v_cts = [cloud.deserialize(m) for m in v_msgs]
+        v_cts = [cloud.deserialize(m, guard=True) for m in v_msgs]
         for strip, offset, block, rows, vals in runs:
             if (strip, offset) != current:
                 current, rotated = (strip, offset), cloud.rotate(v_cts[strip], offset)
@@ -176,7 +188,7 @@ def run_diagonal(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv"
                 u = np.zeros(period, dtype=dtype)
                 np.add.at(u, rows, vals)  # a dense run's zero at a non-zero's position adds nothing
                 msg = channel.send("a_to_cloud", ctx.encrypt(u))
-            term = cloud.mul(cloud.deserialize(msg), rotated)
+            term = cloud.mul(cloud.deserialize(msg, guard=True), rotated)
             acc[block] = term if acc[block] is None else cloud.add(acc[block], term)
         results = send_blocks(channel, "cloud_to_a", acc)
     with clock("decrypt"):

@@ -12,7 +12,10 @@ before it is cast to int64 or float64.
 Overflow is checked before anything is encrypted, from the worst-case accumulated
 magnitude of a result slot, ``max_i sum_j |A_ij| * max_j |v_j|`` (in encoded units), against
 the scheme's capacity: ``t // 2`` for BFV/BGV (decryption is centered mod t), and
-``2^(q0 - scale_bits - 1)`` for CKKS (what the first prime holds at the last level).
+``2^(q0 - scale_bits - 1)`` for CKKS (what the first prime holds at the last level). On CKKS the
+cloud's ciphertexts also carry a bound from their encrypted inputs (hepkg.he refuses one beyond what
+its level holds), which a method's layout can make larger than the row sums: each method predicts
+it per result block and :func:`check_tracked` refuses, before anything is sent, what the cloud would.
 
 The vector's bound is public: Client B checks its vector against it and Client A refuses a
 matrix that could overflow with any vector within it, so neither learns anything about the
@@ -37,7 +40,7 @@ import numpy as np
 from hepkg.he.errors import EncodingError
 
 __all__ = ["FixedPoint", "capacity", "slot_dtype", "value_range", "encode_values", "vector_bound", "encode_matrix",
-           "encode_csr", "encode_vector", "decode_result"]
+           "check_tracked", "encode_csr", "encode_vector", "decode_result"]
 
 
 @dataclass(frozen=True)
@@ -70,11 +73,15 @@ class FixedPoint:
         return float(self.matrix_scale) * float(self.vector_scale)
 
 
-def capacity(params) -> int | float:
-    """Largest |result| the parameter set decrypts correctly (see the module docstring)."""
+def capacity(params, levels: int | None = None) -> int | float:
+    """Largest |result| the parameter set decrypts correctly (see the module docstring); CKKS with ``levels``:
+    what a ciphertext holds after that many rescales from the top (hepkg.he's ``ckks_capacity_at``), which is
+    more than the last level's while data primes are left."""
     if params.scheme in ("bfv", "bgv"):
         return params.plain_modulus // 2
-    return 2.0 ** (params.qi_bits[0] - params.scale_bits - 1)
+    data = len(params.qi_bits) - 1  # the last prime is the special one
+    left = 1 if levels is None else max(1, data - levels)
+    return 2.0 ** (sum(params.qi_bits[:left]) - params.scale_bits - 1)
 
 
 def slot_dtype(params):
@@ -174,6 +181,26 @@ def encode_matrix(values, rows, params, enc: FixedPoint) -> tuple[np.ndarray, fl
             f"(max|v|: the public vector bound); use smaller scales, a smaller FixedPoint(vector_bound=...), "
             f"a larger plaintext modulus, or CKKS")
     return values, bound
+
+
+def check_tracked(bounds, params, method: str, levels: int) -> None:
+    """CKKS: EncodingError unless every result block's magnitude bound, as the cloud's ciphertexts will carry it
+    (``bounds``, per block, for a vector at the public bound: the method's own prediction of hepkg.he's tracking,
+    which refuses a value a ciphertext's level cannot hold), stays below the :func:`capacity` of the result's
+    level (``levels`` rescales down; the bounds before it are smaller, at levels that hold more). The row-sum
+    check of :func:`encode_matrix` admits what the true result allows; this one, what the cloud will compute
+    without refusing, before anything is sent. Nothing for BFV/BGV, whose slots wrap mod t (the row-sum check is
+    exact)."""
+    if params.scheme != "ckks" or not len(bounds):
+        return
+    worst, cap = float(np.max(bounds)), capacity(params, levels)
+    if not worst < cap:
+        raise EncodingError(
+            f"{_plaintext(params)} is too small for this matrix with {method}: the cloud tracks a bound on its "
+            f"ciphertexts' values from the encrypted inputs (products multiply, sums add), and with a vector at the "
+            f"public bound one result block reaches {worst:g}, not below the {cap:g} its result's level holds, "
+            f"where it would refuse to go on; use a smaller FixedPoint(vector_bound=...), smaller values, or larger "
+            f"parameters")
 
 
 def encode_csr(csr, params, enc: FixedPoint):

@@ -246,11 +246,12 @@ def cssc_noise_budget(matrix, backend: str = "pyfhel", params=None, *, seed: int
     a = ClientA(csr, backend=backend, params=params, encoding=encoding, policy=policy, drop_primes=0)
     if not a.ctx.has_noise_budget:
         raise ValueError(f"backend {backend!r} does not report a noise budget")
-    b = ClientB(vector, a.encryption_context(), a.column_index_message())
-    cloud = Cloud(a.public_context())
+    to_b, to_cloud = a.encryption_context(), a.public_context()  # with the fingerprints A publishes
+    b = ClientB(vector, to_b, a.column_index_message(), fingerprint=he.fingerprint(to_b), backend=backend)
+    cloud = Cloud(to_cloud, fingerprint=he.fingerprint(to_cloud), backend=backend)
     with cloud.ctx.counting() as ops:
         reply = cloud.evaluate(a.matrix_message(), b.vector_message())
-    bits = [a.ctx.noise_budget(a.ctx.deserialize(blob)) for blob in messages.unpack(reply, "spmv/result")[2]]
+    bits = [a.ctx.noise_budget(a.ctx.deserialize(blob, guard=True)) for blob in messages.unpack(reply, "spmv/result")[2]]
     return dict(fresh_bits=a.ctx.noise_budget(a.ctx.encrypt(np.zeros(1, dtype=np.int64))),
                 result_bits_min=min(bits), result_bits_max=max(bits), depth=ops.as_dict()["depth"])
 

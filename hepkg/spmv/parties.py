@@ -48,10 +48,10 @@ from hepkg.he.errors import warn_if_sim
 from hepkg.he.levels import affordable_drop, check_drop, encrypt_low
 
 from . import messages
-from .aggregate import aggregate, multiply, unpermute
+from .aggregate import aggregate, multiply, tracked_bounds, unpermute
 from .chunks import ChunkPlan, chunk_column_index, chunk_values, generate_chunks, reorg_vector
 from .cssc import CSSC, as_csr
-from .encoding import FixedPoint, decode_result, encode_matrix, encode_vector, vector_bound
+from .encoding import FixedPoint, check_tracked, decode_result, encode_matrix, encode_vector, vector_bound
 from .result import PhaseClock, SpmvResult, provenance, zero_result
 
 __all__ = ["ClientA", "ClientB", "Cloud", "run_cssc", "check_layout", "as_vector"]
@@ -80,16 +80,20 @@ def cssc_drop(params, backend: str, plan: ChunkPlan) -> int:
     return affordable_drop(params, backend, ct_products=1, pt_products=1, summands=plan.c_max)
 
 
-def _loaded(context):
-    """A context received as bytes, loaded (a context object passes through)."""
-    return context if isinstance(context, he.Context) else he.load_context(context)
+def _loaded(context, fingerprint: str | None, backend: str | None):
+    """A context received as bytes, loaded against the fingerprint Client A published (``backend``: the one
+    expected; 'sim' must be named); a context object passes through."""
+    if isinstance(context, he.Context):
+        return context
+    return he.load_context(context, fingerprint=fingerprint, backend=backend)
 
 
 class ClientA:
     """Matrix owner and key holder: CSSC conversion, chunks, keys, encryption, decryption.
 
     The constructor prepares the matrix (CSSC, chunk plan, encoding, overflow check against
-    the public vector bound); the keys are generated when first needed (:attr:`ctx`), so
+    the public vector bound: on CKKS, also the bound the cloud's ciphertexts will carry,
+    :func:`~hepkg.spmv.encoding.check_tracked`); the keys are generated when first needed (:attr:`ctx`), so
     :func:`run_cssc` times the two apart. ``backend``: 'pyfhel' (the default), 'openfhe', or 'sim',
     which encrypts nothing (op counts and tests only; it warns). ``policy``: 'exact' (the default; one
     Galois key per step) or 'pow2' (SEAL's +-2^i, as the paper). ``drop_primes``: 'auto' (the default,
@@ -109,6 +113,10 @@ class ClientA:
         self.plan = generate_chunks(self.cssc, self.params.n // 2, layout, block_rows)
         self._values, self.vector_bound = encode_matrix(self.cssc.VA, self.cssc.entry_rows, self.params,
                                                         self.encoding)
+        if self.params.scheme == "ckks":  # what the cloud's tracking reaches, refused before keys or ciphertexts
+            peaks = [np.max(np.abs(v)) for v in chunk_values(self.cssc.CP, self._values, self.plan)]
+            check_tracked(tracked_bounds(self.plan, peaks, self.vector_bound), self.params, "CSSC",
+                          levels=2)  # the product's and the mask's rescales
         self._keys = dict(backend=backend, policy=policy, insecure=insecure)
         self.compress_keys = bool(compress_keys)
         if drop_primes == "auto":
@@ -125,11 +133,12 @@ class ClientA:
         return ctx
 
     def public_context(self) -> bytes:
-        """Public and evaluation keys (to the cloud)."""
+        """Public and evaluation keys (to the cloud, with their :func:`hepkg.he.fingerprint` over an authenticated
+        channel)."""
         return self.ctx.to_bytes()
 
     def encryption_context(self) -> bytes:
-        """The public key alone (to Client B, who only encrypts)."""
+        """The public key alone (to Client B, who only encrypts; its fingerprint as :meth:`public_context`'s)."""
         return self.ctx.to_bytes(evaluation_keys=False)
 
     def column_index_message(self) -> bytes:
@@ -160,9 +169,12 @@ class ClientB:
     """Vector owner: reorganizes its vector by A's column indices (Algorithm 3) and encrypts it, after
     checking it against the public :attr:`vector_bound`, which it derives itself."""
 
-    def __init__(self, vector, context, column_index: bytes):
-        """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded)."""
-        self.ctx = he.require_public(_loaded(context), "Client B")
+    def __init__(self, vector, context, column_index: bytes, *, fingerprint: str | None = None,
+                 backend: str | None = None):
+        """``context``: Client A's :meth:`ClientA.encryption_context` (bytes, or already loaded); for bytes,
+        ``fingerprint``: the :func:`hepkg.he.fingerprint` Client A published, ``backend``: the backend B agreed to
+        (a sim context, which sends B's vector in the clear, is refused unless ``backend='sim'``)."""
+        self.ctx = he.require_public(_loaded(context, fingerprint, backend), "Client B")
         meta, arrays, _ = messages.unpack(column_index, "spmv/column-index")
         self.plan = ChunkPlan.from_dict(meta["plan"])
         self.drop_primes = check_drop(meta.get("drop_primes", 0), self.ctx.params, self.ctx.backend)
@@ -181,9 +193,10 @@ class ClientB:
 class Cloud:
     """Evaluation only: built from the public context bytes, it holds no secret key."""
 
-    def __init__(self, context):
-        """``context``: Client A's :meth:`ClientA.public_context` (bytes, or already loaded)."""
-        self.ctx = he.require_public(_loaded(context), "the spmv cloud")
+    def __init__(self, context, *, fingerprint: str | None = None, backend: str | None = None):
+        """``context``: Client A's :meth:`ClientA.public_context` (bytes, or already loaded; ``fingerprint`` and
+        ``backend`` as for :class:`ClientB`)."""
+        self.ctx = he.require_public(_loaded(context, fingerprint, backend), "the spmv cloud")
 
     def evaluate(self, matrix: bytes, vector: bytes) -> bytes:
         """Algorithm 1 lines 8-13: products, aggregation, one result ciphertext per row block.
@@ -229,10 +242,11 @@ def run_cssc(matrix, vector, *, backend: str = "pyfhel", params="bfv-8192-spmv",
     with clock("key_transfer"):
         ticks = [time.perf_counter()]
         cloud_keys, b_keys = a.public_context(), a.encryption_context()
+        pins = he.fingerprint(cloud_keys), he.fingerprint(b_keys)  # A publishes them (an authenticated channel)
         ticks.append(time.perf_counter())
-        cloud = Cloud(cloud_keys)
+        cloud = Cloud(cloud_keys, fingerprint=pins[0], backend=backend)
         ticks.append(time.perf_counter())
-        b_ctx = he.load_context(b_keys)
+        b_ctx = he.load_context(b_keys, fingerprint=pins[1], backend=backend)
         ticks.append(time.perf_counter())
     with clock("client_a"):
         ci_msg, a_msg = a.column_index_message(), a.matrix_message()

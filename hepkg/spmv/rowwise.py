@@ -9,7 +9,10 @@ ciphertext (one more ct x pt product per row). This is a two-party setting: the 
 owner (Client B) holds the keys and receives the result; the matrix never leaves the
 server, which gets the public and evaluation keys (``keys_to_b`` is 0) and whose encoding
 of its matrix is timed as ``cloud`` work. Empty rows cost nothing. This is the paper's description, not Rhombus's own
-packing (its PackLWEs / split-point optimizations are out of scope).
+packing (its PackLWEs / split-point optimizations are out of scope). On CKKS the sum over the whole slot row makes
+the bound the server's ciphertexts carry ``period`` times a row's: a matrix and public vector bound beyond what
+that allows are refused before anything is sent (:func:`~hepkg.spmv.encoding.check_tracked`); agree a smaller
+``FixedPoint(vector_bound=...)``.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from hepkg.linalg import rotate_and_sum, rotation_steps_for_sum
 
 from .aggregate import decrypt_blocks, send_blocks
 from .cssc import as_csr
-from .encoding import FixedPoint, decode_result, encode_csr, encode_vector, slot_dtype
+from .encoding import FixedPoint, check_tracked, decode_result, encode_csr, encode_vector, slot_dtype
 from .parties import as_vector
 from .result import PhaseClock, SpmvResult, provenance, zero_result
 from .transport import Channel
@@ -68,6 +71,19 @@ def _rows_times_vector(server, aq, v_cts: list, n_rb: int, dtype) -> list:
     return acc
 
 
+def _tracked_bounds(aq, n_rb: int, period: int, vector_bound: float) -> np.ndarray:
+    """CKKS: per row block, the bound the server's result carries: per row, the peak of each column block's
+    plaintext times the vector's, summed over the blocks, times the ``period`` slots the rotate-and-sum adds; added
+    over the block's rows (see :func:`~hepkg.spmv.encoding.check_tracked`)."""
+    out = np.zeros(n_rb)
+    for i in np.flatnonzero(np.diff(aq.indptr)):
+        cols, vals = aq.indices[aq.indptr[i]:aq.indptr[i + 1]], np.abs(aq.data[aq.indptr[i]:aq.indptr[i + 1]])
+        peaks = np.zeros(-(-aq.shape[1] // period))
+        np.maximum.at(peaks, cols // period, vals)
+        out[i // period] += float(peaks.sum()) * period * vector_bound
+    return out
+
+
 def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv", encoding: FixedPoint | None = None,
                 policy: str = "pow2", insecure: bool = False) -> SpmvResult:
     """A x v with A in plaintext on the server and v encrypted by its owner.
@@ -86,16 +102,18 @@ def run_rowwise(matrix, vector, *, backend: str = "sim", params="bfv-8192-spmv",
     clock, channel = PhaseClock(), Channel()
     with clock("cloud"):  # the server holds the matrix in plaintext
         aq, bound = encode_csr(csr, params, enc)
+        check_tracked(_tracked_bounds(aq, n_rb, period, bound), params, "the row-wise method", levels=2)  # two products
     with clock("keygen"):
         ctx = he.context(backend, params, rotations=rotation_steps_for_sum(period), policy=policy, insecure=insecure)
     with clock("key_transfer"):
         public = ctx.to_bytes()
-        server = he.require_public(he.load_context(public), "the row-wise server")
+        server = he.require_public(he.load_context(public, fingerprint=he.fingerprint(public), backend=backend),
+                                   "the row-wise server")
     with clock("client_b"):
         vq = encode_vector(v, params, enc, bound)
         v_msgs = [channel.send("b_to_cloud", ctx.encrypt(vq[j * period:(j + 1) * period])) for j in range(n_cb)]
     with clock("cloud"), server.counting() as cloud_ops:
-        acc = _rows_times_vector(server, aq, [server.deserialize(m) for m in v_msgs], n_rb, dtype)
+        acc = _rows_times_vector(server, aq, [server.deserialize(m, guard=True) for m in v_msgs], n_rb, dtype)
         results = send_blocks(channel, "cloud_to_b", acc)
     with clock("decrypt"):
         y = decode_result(decrypt_blocks(ctx, results, csr.shape[0], period, dtype), params, enc)

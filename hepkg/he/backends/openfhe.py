@@ -188,20 +188,27 @@ def _tags() -> set[str]:
 def _drop_tags(tags: set[str]) -> None:
     """Remove the keys of ``tags`` from OpenFHE's maps, keeping every other tag's (where the maps cannot be
     listed, only the tags this process knows are kept: keys of any other tag leave too)."""
-    cc = ofhe.CryptoContext
     mult, auto = _key_maps()
     for tag in tags:
         _KNOWN.pop(tag, None)
     if _LISTS_MAPS and not tags & (set(mult) | set(auto)):
         return
+    _clear_maps()
+    _insert_maps({t: k for t, k in mult.items() if t not in tags}, {t: k for t, k in auto.items() if t not in tags})
+
+
+def _clear_maps() -> None:
+    """Empty OpenFHE's relinearization and rotation key maps."""
     ofhe.ClearEvalMultKeys()
-    cc.ClearEvalAutomorphismKeys()
-    for other, keys in mult.items():
-        if other not in tags:
-            cc.InsertEvalMultKey(keys, other)
-    for other, keys in auto.items():
-        if other not in tags:
-            cc.InsertEvalAutomorphismKey(keys, other)
+    ofhe.CryptoContext.ClearEvalAutomorphismKeys()
+
+
+def _insert_maps(mult: dict, auto: dict) -> None:
+    """Put relinearization and rotation keys (dicts by key tag, as :func:`_key_maps` gives) into OpenFHE's maps."""
+    for tag, keys in mult.items():
+        ofhe.CryptoContext.InsertEvalMultKey(keys, tag)
+    for tag, keys in auto.items():
+        ofhe.CryptoContext.InsertEvalAutomorphismKey(keys, tag)
 
 
 def _slots(pt, ckks: bool):
@@ -403,7 +410,9 @@ class OpenFHEContext(Context):
         keys loaded first under a tag (a forged context that pairs another context's keys with this
         public key's tag) would serve every later context of that tag. So a tag already held must
         hold exactly these keys (a second load of the same context), and keys that arrive under any
-        other tag than the public key's are taken out again and refused.
+        other tag than the public key's, one this process holds included, are refused: the payload's keys are
+        read into emptied maps (every tag's keys put back afterwards, shared pointers: nothing is copied), so
+        none of them reaches another tag's map.
         """
         held, digest = _tags(), _digest(mult_b, galois_b)
         if tag in held:
@@ -419,15 +428,22 @@ class OpenFHEContext(Context):
                 f"(GetAllEvalMultKeys: 1.6 and later), so the evaluation keys in this payload cannot be checked for "
                 f"keys of other tags: load it on openfhe-python 1.6 or later, or use public() in the process that "
                 f"made the keys")
-        if mult_b:
-            ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
-        if galois_b:
-            ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
-        foreign = _tags() - held - {tag}
+        kept = _key_maps()
+        _clear_maps()
+        try:
+            if mult_b:
+                ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
+            if galois_b:
+                ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
+            mult, auto = _key_maps()
+        finally:
+            _clear_maps()
+            _insert_maps(*kept)
+        foreign = (set(mult) | set(auto)) - {tag}
         if foreign:
-            _drop_tags(foreign | {tag})
             raise CorruptedData(f"the OpenFHE public context carries evaluation keys of another key tag than its "
                                 f"public key's ({sorted(t[:8] for t in foreign)}, not {tag[:8]})")
+        _insert_maps({tag: mult[tag]} if tag in mult else {}, {tag: auto[tag]} if tag in auto else {})
         _LOADED[tag] = digest
 
     def _galois_map(self):
