@@ -161,8 +161,9 @@ def test_report_without_gpu(rows):
     claims = evaluate(gpu_report.claims(R), R).set_index("claim").status
     for key in ("keys_table2", "table2_counts", "upload_small", "correct"):
         assert claims[f"facesearch_gpu.{key}"] == "holds", key
-    for key in ("tbs_h200_times", "tbe_h200_times", "hydia_h200_times", "tbs_speedup_cpu", "hydia_speedup_cpu",
-                "tbs_faster_than_hydia_gpu", "tbe_less_memory", "memory_estimate", "streams_overlap", "eq6_best"):
+    for key in ("tbs_h200_times", "tbe_h200_times", "hydia_h200_times", "baby_steps_73ms", "tbs_speedup_cpu",
+                "hydia_speedup_cpu", "tbs_faster_than_hydia_gpu", "tbe_less_memory", "memory_estimate",
+                "streams_overlap", "eq6_best"):
         assert claims[f"facesearch_gpu.{key}"] == "not measured", key
     assert not R["tables78"].comparable.any() and R["tables78"].source.str.startswith("CPU").all()
     assert R["fig4"].empty and set(R["phases"].columns) >= {"baby_steps_s", "upload_s", "similarity_comparison_s"}
@@ -194,7 +195,11 @@ def test_report_judges_gpu_rows_against_the_paper_with_both_bounds(tbs_rows):
     def judged(membership, peak):
         runs = _as_gpu(tbs_rows, K=1024, membership_s=membership, identify_s=0.19, device_online_peak_bytes=peak,
                        device_setup_peak_bytes=peak * 0.5, estimate_bytes=1e9)
-        runs = runs.loc[runs.index.repeat(5)].assign(rep=lambda d: range(len(d)))
+        runs = runs.loc[runs.index.repeat(5)].assign(rep=lambda d: range(len(d)), phase_baby_steps_s=0.068,
+                                                     phase_upload_s=0.005)
+        ku = runs.assign(approach="BSGS-GPU-TBS-KU", variant="bsgs-tbs-ku", phase_key_upload_s=0.033,
+                         phase_baby_steps_s=0.040 * membership / 0.20, phase_upload_s=0.001)
+        runs = pd.concat([runs, ku], ignore_index=True)
         cpu = pd.DataFrame(dict(kappa=8, l=512, K=1024, method=["bsgs-diagonal", "hydia"] * 5, rep=0,
                                 membership_s=3.64, identify_s=3.54, omp_threads=2, workers=2, cpu="EPYC", revision="x"))
         R = gpu_report.build(dict(runs=runs, device=gpu.device_info(np).__dict__, cpu_openfhe=cpu))
@@ -202,6 +207,7 @@ def test_report_judges_gpu_rows_against_the_paper_with_both_bounds(tbs_rows):
     R, c = judged(0.20, 1e9)
     assert c.status["facesearch_gpu.tbs_h200_times"] == "holds", c.evidence["facesearch_gpu.tbs_h200_times"]
     assert c.status["facesearch_gpu.memory_estimate"] == "holds"
+    assert c.status["facesearch_gpu.baby_steps_73ms"] == "holds"               # 73 and 74 ms against ~73 ms
     f4 = R["fig4"].set_index("approach")
     assert f4.loc["BSGS-GPU-TBS", "membership_speedup"] == pytest.approx(3.64 / 0.20)
     assert f4.loc["BSGS-GPU-TBS", "verdict_membership"] == "holds"             # 18.2x inside the paper's range
@@ -211,6 +217,7 @@ def test_report_judges_gpu_rows_against_the_paper_with_both_bounds(tbs_rows):
     assert R["fig4"].set_index("approach").loc["BSGS-GPU-TBS", "verdict_membership"] == "fails: above"
     assert c.status["facesearch_gpu.tbs_speedup_cpu"] == "fails: above"
     assert c.status["facesearch_gpu.memory_estimate"] == "fails: below"        # 1 GB estimated, 1.3 GB measured
+    assert c.status["facesearch_gpu.baby_steps_73ms"] == "fails: below"        # KU: 44 ms, under 73 / 1.25
 
 
 # ---------------------------------------------------------------------------- setup, decisions, refusals
