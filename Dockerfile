@@ -49,4 +49,6 @@ EXPOSE 8888
 # the server prints a random token in its URL, or takes yours from -e JUPYTER_TOKEN=... or from
 # the file named by JUPYTER_TOKEN_FILE; a password instead: append
 # --PasswordIdentityProvider.hashed_password='argon2:...' (jupyter_server.auth.passwd makes one).
-CMD ["jupyter", "lab", "--ip=0.0.0.0", "--no-browser", "--ServerApp.root_dir=/home/hepkg/hepkg"]
+# It opens on the README, Markdown shown rendered (.jupyterlab/overrides.json), as `make lab` does.
+CMD ["jupyter", "lab", "--ip=0.0.0.0", "--no-browser", "--ServerApp.root_dir=/home/hepkg/hepkg", \
+     "--LabApp.default_url=/lab/tree/README.md", "--LabApp.app_settings_dir=/home/hepkg/hepkg/.jupyterlab"]

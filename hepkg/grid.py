@@ -26,11 +26,18 @@ from .bench.sysinfo import git_state, machine_key
 from .lifeline import end_with
 from .progress import Bar
 
-__all__ = ["run_grid", "grid_store", "config_key", "GridError", "GridStoreWarning", "EXECUTORS"]
+__all__ = ["run_grid", "grid_store", "config_key", "GridError", "GridStoreWarning", "EXECUTORS", "resumed_seconds"]
 
 EXECUTORS = ("inline", "process", "dask")
 CONFIG_PREFIX = "config_"
 CORRUPT_MARK = ".corrupt-"
+_RESUMED = {"seconds": 0.0}
+
+
+def resumed_seconds() -> float:
+    """The seconds earlier sessions spent on the configurations this process loaded from a store instead of
+    computing (their records' ``elapsed_s``): what a resumed run adds to its own wall time to give its computation."""
+    return _RESUMED["seconds"]
 
 
 def grid_store(section: str, artifact_dir: str | os.PathLike | None = None) -> pathlib.Path:
@@ -43,7 +50,7 @@ def grid_store(section: str, artifact_dir: str | os.PathLike | None = None) -> p
     work and never mixes another machine's (or other code's) measurements into its tables.
     """
     artifact_dir = artifact_dir if artifact_dir is not None else os.environ.get("HEPKG_ARTIFACTS")
-    if artifact_dir is not None and pathlib.Path(artifact_dir).resolve() != (paths.ROOT / "artifacts").resolve():
+    if artifact_dir is not None and not paths.is_committed(artifact_dir):
         out = pathlib.Path(artifact_dir) / section / "grid"
         out.mkdir(parents=True, exist_ok=True)
         return out
@@ -221,6 +228,7 @@ def run_grid(fn, configs: list[dict], store, *, executor: str = "inline", worker
     unique = {config_key(fn, cfg): cfg for cfg in configs}
     records, corrupt = _load_store(store, unique)
     loaded = len(records)
+    _RESUMED["seconds"] += sum(r["elapsed_s"] for r in records.values())
     todo = {key: cfg for key, cfg in unique.items() if key not in records}
 
     failures = {}

@@ -1,13 +1,16 @@
 """What reproduced, derived from the artifacts alone and never kept by hand.
 
 :func:`write_all` (run by ``make reproduce`` and ``make figures``) reads each section's
-``claims.json``, ``run.json`` and executed notebook under ``artifacts/`` and writes
-``summary.md`` / ``summary.json``, each section's results page ``artifacts/<section>/README.md``
-(its run, its claims, its tables and figures) and the README's results table between the
-:data:`BEGIN` and :data:`END` markers. Nothing here computes or edits a result.
+``claims.json``, ``run.json``, raw tables and executed notebook under ``artifacts/`` and writes
+``summary.md`` / ``summary.json`` (a row for every notebook, computed or not), each section's results
+page ``artifacts/<section>/README.md`` (its run, its claims, its tables and figures) and the README's
+generated blocks (:data:`BLOCKS`: the results table, the notebooks' times and memory, the two commands).
+Times and peak memory come from one place, :func:`expected`, which the runner's plan uses too.
+Nothing here computes or edits a result.
 """
 from __future__ import annotations
 
+import csv
 import datetime
 import json
 import pathlib
@@ -26,6 +29,25 @@ MAX_ROWS = 60
 #: a claim status -> its count's column in the summary rows
 COLUMNS = {"holds": "claims_hold", "fails": "claims_fail", "inconclusive": "claims_inconclusive",
            "not measured": "claims_not_measured", "not reproducible here": "claims_not_reproducible"}
+
+
+#: section -> the hardware its paper's claims need, and the run.json field that says whether its run had it
+NEEDS = {"facesearch_gpu": ("an NVIDIA GPU with CuPy", "on_gpu")}
+#: notebook -> what it reproduces (the README's notebooks table)
+REPRODUCES = {
+    "quickstart": "every backend against numpy; roles; bad input",
+    "he_primitives": "CSSC Tables 1 and 4: op latencies, noise budgets",
+    "spmv": "CSSC: Tables 1-8, A.9, Figs. 5, 10",
+    "gemm": "HEGMM: Tables 4-8, 10, Figs. 6-8",
+    "facesearch": "BSGS-Diagonal face search: Tables 3-8 (CPU rows), Fig. 3 (OpenFHE CKKS on the CPU)",
+    "facesearch_gpu": "face search's GPU pipelines (Tables 2, 7-8, Figs. 4-5) on the `rns` engine; numpy without a GPU",
+    "omr": "SophOMR: Tables 3-7, Figs. 2, 3",
+}
+#: seconds per notebook at quick scale on 2 cores, nothing else running: quick runs write to artifacts/_quick/,
+#: outside git, so this is the one time kept here rather than read from a committed record (measure it with
+#: `make reproduce SCALE=quick`: its summary.md lists each notebook's computation)
+QUICK_S = {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 300, "facesearch_gpu": 140,
+           "omr": 60}
 
 
 def claim_columns(claims: list[dict]) -> dict[str, int]:
@@ -113,6 +135,7 @@ def notebook_status(path: pathlib.Path | None) -> tuple[str, str]:
 
 
 def _seconds(run: dict) -> float | None:
+    """The wall time of the process that wrote ``run``: the last session, when the computation resumed."""
     try:
         start, end = (datetime.datetime.fromisoformat(run[k]) for k in ("started", "finished"))
     except (KeyError, TypeError, ValueError):
@@ -120,67 +143,248 @@ def _seconds(run: dict) -> float | None:
     return round((end - start).total_seconds(), 1)
 
 
+def _number(text) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _records(folder: pathlib.Path) -> tuple[float, int]:
+    """From a section's raw tables: the seconds their experiment-grid configurations took (each configuration's
+    ``elapsed_s`` once, whichever session computed it) and the largest resident set any row measured
+    (``*rss_peak_bytes`` columns)."""
+    seen, peak = set(), 0.0
+    for path in sorted((folder / "raw").glob("*.csv")):
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            rss = [c for c in reader.fieldnames or [] if c.endswith("rss_peak_bytes")]
+            if "elapsed_s" not in (reader.fieldnames or []) and not rss:
+                continue
+            for row in reader:
+                seen.add(_number(row.get("elapsed_s")))
+                peak = max([peak] + [_number(row[c]) or 0.0 for c in rss])
+    return sum(v for v in seen if v is not None), int(peak)
+
+
+def computation(folder: pathlib.Path, run: dict) -> tuple[float | None, int | None]:
+    """A section's computation, summed over the sessions it resumed across, and its peak resident memory in bytes.
+
+    A run records its last session's wall time, the grid work earlier sessions did that it resumed (``resumed_s``)
+    and the largest process of that session (``peak_rss_bytes``). Runs recorded before those two fields were:
+    the larger of the wall time and the seconds of the grid configurations in their raw tables. Either way the
+    peak is also at least the largest resident set a raw table measured."""
+    wall = _seconds(run)
+    grid_s, raw_peak = _records(folder)
+    if wall is None:
+        seconds = None
+    elif isinstance(run.get("resumed_s"), (int, float)):
+        seconds = round(wall + run["resumed_s"], 1)
+    else:
+        seconds = round(max(wall, grid_s), 1)
+    peak = max(run.get("peak_rss_bytes") or 0, raw_peak)
+    return seconds, peak or None
+
+
 def _revision(run: dict) -> str:
+    if not run:
+        return ""
     git = (run.get("system") or {}).get("git") or {}
-    rev = (git.get("revision") or "unknown")[:7]
-    return f"{rev}, DIRTY" if git.get("dirty") else f"{rev}, clean"
+    if not git.get("revision"):
+        return "no git revision"
+    return f"{git['revision'][:7]}, {'DIRTY' if git.get('dirty') else 'clean'}"
 
 
-def section_row(folder: pathlib.Path) -> dict:
-    """One section's summary row from its folder."""
+def _note(section: str, status: str, run: dict) -> str:
+    """What a row must say besides its claims: never computed, or computed without the hardware it needs."""
+    needs, field = NEEDS.get(section, (None, None))
+    if status == "not computed":
+        return f"never computed: make reproduce ONLY={section}" + (f" on a machine with {needs}" if needs else "")
+    if needs and run and not run.get(field):
+        return f"computed without {needs}: its GPU claims read 'not measured'"
+    return ""
+
+
+def section_row(folder: pathlib.Path, notebook: str | None = None) -> dict:
+    """One section's summary row from its folder (status ``not computed`` when the folder holds no results;
+    ``notebook`` names its notebook then)."""
     run_path, claims_path = folder / "run.json", folder / "claims.json"
     run = json.loads(run_path.read_text()) if run_path.is_file() else {}
     claims = json.loads(claims_path.read_text()) if claims_path.is_file() else []
-    nb = _notebook(folder)
+    nb = _notebook(folder) if folder.is_dir() else None
     status, error = notebook_status(nb)
-    return dict(section=folder.name, notebook=nb.name if nb else None, status=status, scale=run.get("scale"),
-                revision=_revision(run), started=run.get("started"), seconds=_seconds(run),
-                **claim_columns(claims), headline=headline(folder.name, claims), error=error)
+    if nb is None and not run and not claims:
+        status = "not computed"
+    seconds, peak = computation(folder, run)
+    return dict(section=folder.name, notebook=nb.name if nb else notebook if status == "not computed" else None,
+                status=status, scale=run.get("scale"),
+                revision=_revision(run), started=run.get("started"), seconds=seconds,
+                peak_gb=round(peak / 1e9, 1) if peak else None, **claim_columns(claims),
+                headline=headline(folder.name, claims), note=_note(folder.name, status, run), error=error)
+
+
+def _notebook_sections() -> dict[str, str]:
+    """Section -> its notebook's file name, in notebook order (none where the notebooks are not at hand)."""
+    try:
+        found = sorted(paths.notebooks().glob("[0-9][0-9]_*.ipynb"))
+    except FileNotFoundError:
+        return {}
+    return {paths.section_of(nb): nb.name for nb in found}
 
 
 def rows(root: pathlib.Path) -> list[dict]:
-    """A row per section folder holding an executed notebook, claims.json or run.json, in notebook order."""
-    folders = [f for f in root.iterdir() if f.is_dir() and (_notebook(f) or (f / "claims.json").is_file()
-                                                            or (f / "run.json").is_file())]
-    return [section_row(f) for f in sorted(folders, key=lambda f: (_notebook(f) or f).name)]
+    """A row per notebook (``not computed`` where ``root`` has nothing of it) and per other section folder holding
+    an executed notebook, claims.json or run.json, in notebook order."""
+    folders = {f.name: f for f in root.iterdir() if f.is_dir() and (_notebook(f) or (f / "claims.json").is_file()
+                                                                    or (f / "run.json").is_file())}
+    order = _notebook_sections()
+    names = [*order, *sorted((n for n in folders if n not in order), key=lambda n: (_notebook(folders[n]) or root).name)]
+    return [section_row(folders.get(n, root / n), order.get(n)) for n in names]
+
+
+def _gb(value) -> str:
+    return "" if value is None else f"{value} GB"
 
 
 def summary_markdown(rows: list[dict]) -> str:
-    head = ("| notebook | scale | status | computed from | time (s) | claims hold | fail | inconclusive | not measured "
-            "| not reproducible here |\n|---|---|---|---|---|---|---|---|---|---|\n")
-    body = "".join(f"| {r['notebook'] or r['section']} | {r['scale']} | {r['status']} | {r['revision']} | {r['seconds']} | "
+    head = ("| notebook | scale | status | computed from | computation (s) | peak memory | claims hold | fail "
+            "| inconclusive | not measured | not reproducible here |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+    body = "".join(f"| {r['notebook'] or r['section']} | {r['scale'] or ''} | {r['status']} | {r['revision']} | "
+                   f"{'' if r['seconds'] is None else r['seconds']} | {_gb(r['peak_gb'])} | "
                    + " | ".join(str(r[COLUMNS[s]]) for s in STATUSES) + " |\n" for r in rows)
+    notes = "".join(f"\n- {r['notebook'] or r['section']}: {r['note']}" for r in rows if r["note"])
     errors = "".join(f"\n- {r['notebook']}: {r['error']}" for r in rows if r["error"])
     dirty = [r["section"] for r in rows if "DIRTY" in r["revision"]]
     warn = (f"**WARNING: {', '.join(dirty)} ran uncommitted code**: those artifacts cannot be traced to a commit. "
             "Commit, then run them again.\n\n" if dirty else "")
     return (f"# Reproduction summary\n\n{PAGE_NOTE.replace('this folder', 'each section')}\n\n{warn}{head}{body}"
-            + (f"\nErrors:{errors}\n" if errors else ""))
+            "\nComputation: the run's time summed over the sessions it resumed across; peak memory: its largest "
+            "process.\n" + (f"\nNotes:{notes}\n" if notes else "") + (f"\nErrors:{errors}\n" if errors else ""))
 
 
 def readme_table(rows: list[dict]) -> str:
-    """The README's results table: a row per section, its tally, its headline and its page."""
+    """The README's results table: a row per notebook, its tally, its headline and its page."""
     head = ("| section | claims hold / fail / inconclusive / not measured / not reproducible here "
             "| headline, ours against the paper | computed from | results |\n|---|---|---|---|---|\n")
-    body = "".join(f"| {SECTIONS.get(r['section'], (r['section'],))[0]} | "
-                   f"{' / '.join(str(r[COLUMNS[s]]) for s in STATUSES)} | {r['headline']} | "
-                   f"{r['scale']} scale, {r['revision']} | [artifacts/{r['section']}/](artifacts/{r['section']}/README.md) |\n"
-                   for r in rows)
+    body = ""
+    for r in rows:
+        title = SECTIONS.get(r["section"], (r["section"],))[0]
+        if r["status"] == "not computed":
+            body += f"| {title} | not computed | {r['note']} | | |\n"
+            continue
+        headline = r["headline"] + (f" ({r['note']})" if r["note"] else "")
+        body += (f"| {title} | {' / '.join(str(r[COLUMNS[s]]) for s in STATUSES)} | {headline} | "
+                 f"{r['scale']} scale, {r['revision']} | [artifacts/{r['section']}/](artifacts/{r['section']}/README.md) |\n")
     return head + body
 
 
-def with_readme_table(text: str, table: str) -> str:
-    """``text`` with the part between :data:`BEGIN` and :data:`END` replaced by ``table``."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise ValueError(f"the README needs exactly one {BEGIN!r} and one {END!r} line")
-    before, rest = text.split(BEGIN, 1)
-    return f"{before}{BEGIN}\n{table}{END}{rest.split(END, 1)[1]}"
+def duration(seconds: float | None) -> str:
+    """``about 12 s`` / ``about 7 min`` / ``about 3.9 h`` (``time unknown`` for None)."""
+    if seconds is None:
+        return "time unknown"
+    if seconds < 60:
+        return f"about {round(seconds)} s"
+    return f"about {seconds / 3600:.1f} h" if seconds >= 5400 else f"about {round(seconds / 60)} min"
+
+
+def expected(rows: list[dict], scale: str) -> dict[str, tuple[float | None, float | None]]:
+    """Section -> (seconds, peak GB) a run at ``scale`` should take on 2 cores: the committed run's records
+    (``rows`` of the committed results) at that scale, :data:`QUICK_S` at quick scale; None where unknown."""
+    out = {}
+    for r in rows:
+        if scale == "quick":
+            out[r["section"]] = (QUICK_S.get(r["section"]), None)
+        else:
+            out[r["section"]] = (r["seconds"], r["peak_gb"]) if r["scale"] == scale else (None, None)
+    return out
+
+
+def times_table(rows: list[dict]) -> str:
+    """The README's notebooks table: what each reproduces, its quick time, the committed run's computation and
+    peak memory, from :func:`expected`."""
+    quick = expected(rows, "quick")
+    head = ("| notebook | what it reproduces | quick | the committed run: scale, computation, peak memory |\n"
+            "|---|---|---|---|\n")
+    body = ""
+    for r in rows:
+        name = f"`{r['notebook'].removesuffix('.ipynb')}`" if r["notebook"] else f"`{r['section']}`"
+        if r["status"] == "not computed":
+            done = "not computed"
+        else:
+            done = f"{r['scale']}: {duration(r['seconds'])}" + (f", {_gb(r['peak_gb'])}" if r["peak_gb"] else "")
+        body += f"| {name} | {REPRODUCES.get(r['section'], '')} | {duration(quick[r['section']][0])} | {done} |\n"
+    return head + body
+
+
+def commands_block(rows: list[dict]) -> str:
+    """The README's two commands, with the quick run's time, and the committed run's total."""
+    quick = sum(v for v, _ in expected(rows, "quick").values() if v is not None)
+    done = [r for r in rows if r["seconds"] is not None]
+    peak = max(done, key=lambda r: r["peak_gb"] or 0, default=None)
+    total = sum(r["seconds"] for r in done)
+    return ("```bash\n"
+            "make test                     # does the install work? tests + notebooks at quick scale: about 10 min on 2 cores\n"
+            f"make reproduce SCALE=quick    # every notebook at small sizes into artifacts/_quick/: {duration(quick)}\n"
+            "```\n\n"
+            f"The committed results under `artifacts/` took {duration(total)} of computation on 2 cores"
+            + (f", {_gb(peak['peak_gb'])} at the peak ({peak['section']})" if peak and peak["peak_gb"] else "")
+            + "; each notebook's share is in [the notebooks' table](#the-notebooks).\n")
+
+
+def _block(name: str) -> tuple[str, str]:
+    return (f"<!-- {name}: generated by `make figures` (hepkg/summary.py) from artifacts/ -->",
+            f"<!-- end of {name} -->")
+
+
+#: the README's generated blocks: marker name -> what writes it
+BLOCKS = {"commands": commands_block, "notebooks": times_table}
+
+
+def with_readme_table(text: str, table: str, begin: str = BEGIN, end: str = END) -> str:
+    """``text`` with the part between ``begin`` and ``end`` (the results table's markers) replaced by ``table``."""
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise ValueError(f"the README needs exactly one {begin!r} and one {end!r} line")
+    before, rest = text.split(begin, 1)
+    return f"{before}{begin}\n{table}{end}{rest.split(end, 1)[1]}"
+
+
+def readme(text: str, rows: list[dict]) -> str:
+    """The README ``text`` with its results table and every block of :data:`BLOCKS` regenerated from ``rows``."""
+    text = with_readme_table(text, readme_table(rows))
+    for name, write in BLOCKS.items():
+        text = with_readme_table(text, write(rows), *_block(name))
+    return text
 
 
 def _compact(value, limit: int = 400) -> str:
     text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "), default=str)
     text = text.replace("|", "\\|").replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + " ... (claims.json has it all)"
+
+
+#: evidence lists longer than this show their first items and say how many more claims.json holds
+MAX_ITEMS = 8
+
+
+def _readable(value, top: bool = True) -> str:
+    """Evidence as a reader takes it in: ``key value`` pairs, numbers to 4 significant digits, one item of a list
+    of records per line; nothing cut in the middle (long lists say how many items claims.json adds)."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.4g}"
+    if isinstance(value, dict):
+        text = ", ".join(f"{_readable(k)} {_readable(v, False)}" for k, v in value.items())
+        return text if top else f"({text})"
+    if isinstance(value, list):
+        records = top and any(isinstance(v, dict) for v in value)  # one per line, without parentheses
+        items = [_readable(v, records) for v in value[:MAX_ITEMS]]
+        more = [f"and {len(value) - MAX_ITEMS} more ([claims.json](claims.json))"] if len(value) > MAX_ITEMS else []
+        if records:
+            return "<br>".join(items + more)
+        text = "; ".join(items + more)
+        return text if top else f"[{text}]"
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _order(path: pathlib.Path):
@@ -217,7 +421,7 @@ def section_page(folder: pathlib.Path) -> str:
                 "| claim | status | per subject | statement | source | evidence |", "|---|---|---|---|---|---|"]
         out += [f"| `{c['claim']}` | **{c['status']}** | "
                 + "; ".join(f"{name}: {st}" for name, st in (c.get("subjects") or {}).items())
-                + f" | {_compact(c['statement'])} | {_compact(c['source'])} | {_compact(c['evidence'])} |"
+                + f" | {_compact(c['statement'])} | {_compact(c['source'])} | {_readable(c['evidence'])} |"
                 for c in claims]
         out.append("")
     tables = sorted(folder.glob("*.md"), key=_order)
@@ -237,7 +441,7 @@ def section_page(folder: pathlib.Path) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_all(root: pathlib.Path, readme: pathlib.Path | None = None) -> list[dict]:
+def write_all(root: pathlib.Path, readme_path: pathlib.Path | None = None) -> list[dict]:
     """Write summary.md / summary.json, every section's README.md and (when given) the README's table."""
     found = rows(root)
     write_text(root / "summary.md", summary_markdown(found))
@@ -245,11 +449,11 @@ def write_all(root: pathlib.Path, readme: pathlib.Path | None = None) -> list[di
     for folder in sorted(f for f in root.iterdir() if f.is_dir()):
         if any(folder.glob("*.md")) or _notebook(folder) or (folder / "claims.json").is_file():
             write_text(folder / "README.md", section_page(folder))
-    if readme is not None:
-        write_text(readme, with_readme_table(readme.read_text(), readme_table(found)))
+    if readme_path is not None:
+        write_text(readme_path, readme(readme_path.read_text(), found))
     return found
 
 
 def default_readme(root: pathlib.Path) -> pathlib.Path | None:
     """The repository's README when ``root`` is the repository's artifacts folder (never for tests' folders)."""
-    return paths.ROOT / "README.md" if root.resolve() == (paths.ROOT / "artifacts").resolve() else None
+    return paths.ROOT / "README.md" if paths.CHECKOUT and paths.is_committed(root) else None

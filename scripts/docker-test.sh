@@ -6,14 +6,15 @@
 #     image has it (scripts/standin_base.sh);
 #  2. the image, built from a clone of the committed tree (HEAD) with podman (--isolation chroot),
 #     or docker where a daemon answers;
-#  3. inside it, as its own user: make test, make reproduce ONLY=quickstart SCALE=quick, with the
-#     checkout's shared/data (the datasets, where this machine has them) mounted read-only where
-#     hepkg looks for it, since the tests would otherwise download them;
+#  3. inside it, as its own user (bytecode caching on): make test, make reproduce ONLY=quickstart SCALE=quick,
+#     which must leave `git status` clean (it writes artifacts/_quick/), with the checkout's shared/data (the
+#     datasets, where this machine has them) mounted read-only where hepkg looks for it, since the tests
+#     would otherwise download them;
 #  4. its CMD, JupyterLab, started on a free port: curl must be refused without the token and
-#     answered with it, and the server must list the notebooks and artifacts.
+#     answered with it, the server must list the notebooks and artifacts and open on the README.
 # Everything lives in WORKDIR (podman's storage, build cache, clone) and is removed at the end
 # unless KEEP=1; a kept WORKDIR's stand-in base is reused by the next run.
-# Needs root and: apt-get install podman buildah debootstrap curl. Not part of .ci/run.
+# Needs root and: apt-get install podman buildah debootstrap curl. .ci/run runs it after the other suites.
 # Environment: KEEP=1, PYTHON=/path/to/python3.10, PYTEST_ARGS (passed to make test inside),
 #              WORKDIR (default /var/tmp/hepkg-docker-test), COMPUTE=cpu|gpu, REV (default HEAD).
 set -euo pipefail
@@ -104,8 +105,9 @@ say "built in $BUILD_TIME; image size $((SIZE / 1000000)) MB"
 [ "$($ENGINE image inspect --format '{{.Config.User}}' $IMAGE)" = hepkg ] || die "the image does not run as user hepkg"
 
 # 3. the tests inside the image
-DATA=()  # as hepkg.paths.shared_data() finds it beside the checkout
-for d in "$REPO/../shared/data" "$REPO/shared/data"; do
+DATA=()  # as hepkg.paths.shared_data() finds it beside the checkout (or beside the main one, from a git worktree)
+MAIN=$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")
+for d in "$REPO/../shared/data" "$REPO/shared/data" "$MAIN/../shared/data"; do
   [ -d "$d" ] && { DATA=(--volume "$(readlink -f "$d"):/home/hepkg/hepkg/shared/data:ro"); say "datasets from $d"; break; }
 done
 if [ $ENGINE = podman ]; then
@@ -123,6 +125,9 @@ for target in "test PYTEST_ARGS='${PYTEST_ARGS:-}'" "reproduce ONLY=quickstart S
   inside || die "make $target failed inside the image"
   say "make $target passed inside the image in $(elapsed $t)"
 done
+CMD=(bash -c 'changed=$(git status --porcelain); test -z "$changed" || { echo "$changed"; exit 1; }')
+inside || die "make test or the quick reproduction changed the committed tree inside the image (above)"
+say "the committed tree is unchanged inside the image (the quick run wrote artifacts/_quick/)"
 
 # 4. JupyterLab: the image's CMD on a free port, token from the environment, stopped by /api/shutdown
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -146,6 +151,8 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 auth=(-H "Authorization: token $TOKEN")
 [ "$(code "$url/api/status")" = 403 ] || jupyter_fails "JupyterLab answers without the token"
 [ "$(code "${auth[@]}" "$url/lab")" = 200 ] || jupyter_fails "JupyterLab does not serve /lab with the token"
+opens=$(curl -s -o /dev/null -w '%{redirect_url}' "${auth[@]}" "$url/")
+[[ "$opens" == */lab/tree/README.md ]] || jupyter_fails "JupyterLab does not open on the README: / redirects to $opens"
 listing=$(curl -sf "${auth[@]}" "$url/api/contents") || jupyter_fails "JupyterLab does not list its root"
 for dir in notebooks artifacts; do
   grep -q "\"name\": *\"$dir\"" <<< "$listing" || jupyter_fails "JupyterLab's root does not show $dir/: $listing"
@@ -153,6 +160,6 @@ done
 curl -sf -X POST "${auth[@]}" "$url/api/shutdown" >/dev/null || jupyter_fails "JupyterLab refused /api/shutdown"
 wait $JUPYTER_PID || jupyter_fails "JupyterLab did not shut down cleanly"
 JUPYTER_PID=
-say "JupyterLab answered on its port: 403 without the token; /lab and the repository (notebooks/, artifacts/) with it"
+say "JupyterLab answered on its port: 403 without the token; /lab, the README and the repository (notebooks/, artifacts/) with it"
 
 say "passed in $(elapsed $START): image built in $BUILD_TIME, $((SIZE / 1000000)) MB; make test, make reproduce ONLY=quickstart SCALE=quick and JupyterLab passed inside it"

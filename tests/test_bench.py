@@ -130,12 +130,11 @@ def test_save_table_writes_csv_and_markdown(tmp_path):
     assert no_tmp_left(tmp_path)
 
 
-def test_markdown_without_tabulate(monkeypatch):
+def test_markdown_tables_are_tabulates_with_cells_that_cannot_break_a_row():
     pd = pytest.importorskip("pandas")
-    real = report.importlib.util.find_spec
-    monkeypatch.setattr(report.importlib.util, "find_spec", lambda n, *a: None if n == "tabulate" else real(n, *a))
-    text = report.to_markdown(pd.DataFrame({"op": ["a|b"], "ms": [2 / 3]}))
-    assert text.splitlines() == ["| op | ms |", "|---|---|", "| a\\|b | 0.666667 |"]
+    text = report.to_markdown(pd.DataFrame({"op": ["a|b", "c\nd"], "ms": [2 / 3, 12.0]}))
+    assert text.splitlines() == ["| op   |        ms |", "|:-----|----------:|", "| a\\|b |  0.666667 |",
+                                 "| c d  | 12        |"]
 
 
 def test_save_figure_png_and_atomic_on_failure(tmp_path):
@@ -167,6 +166,7 @@ def test_write_run_json(tmp_path):
     assert (run["scale"], run["backend"], run["estimated"]) == ("quick", "sim", False)
     assert run["parameters"]["ARTIFACT_DIR"] == str(tmp_path)
     assert run["started"] <= run["finished"] and run["system"]["cpu"]
+    assert run["resumed_s"] >= 0 and run["peak_rss_bytes"] > 10 * 2 ** 20  # this process's largest resident set
     assert no_tmp_left(tmp_path)
 
 

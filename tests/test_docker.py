@@ -48,5 +48,16 @@ def test_dockerignore_keeps_notebooks_artifacts_and_git_but_not_the_venv():
         parts = path.split("/")
         return any(fnmatch.fnmatch("/".join(parts[:i]), p) for i in range(1, len(parts) + 1) for p in patterns)
 
-    kept = [".git/HEAD", *(str(f.relative_to(ROOT)) for f in [*ROOT.glob("notebooks/*"), *ROOT.glob("artifacts/*/*.*")])]
+    kept = [".git/HEAD", ".jupyterlab/overrides.json", *(str(f.relative_to(ROOT)) for f in [*ROOT.glob("notebooks/*"), *ROOT.glob("artifacts/*/*.*")])]
     assert ignored(".venv/bin/python") and len(kept) > 10 and not [f for f in kept if ignored(f)]
+
+
+def test_jupyterlab_opens_on_the_readme_rendered_in_the_image_and_with_make_lab():
+    import json
+
+    overrides = json.loads((ROOT / ".jupyterlab" / "overrides.json").read_text())
+    assert overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Markdown Preview"
+    makefile = (ROOT / "Makefile").read_text()
+    for text in (DOCKERFILE, makefile):
+        assert "--LabApp.default_url=/lab/tree/README.md" in text and "--LabApp.app_settings_dir=" in text
+    assert "--allow-root" in makefile  # make lab as root (a container's default user) starts

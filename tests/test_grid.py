@@ -105,6 +105,16 @@ def test_resume_skips_finished_and_dedups(tmp_path):
     assert all((tmp_path / "store" / name).read_text() == text for name, text in first.items())
 
 
+def test_a_resumed_grid_counts_the_seconds_earlier_sessions_spent(tmp_path):
+    """What run.json's resumed_s adds to a session's wall time: the loaded records' elapsed_s, not recomputed."""
+    from hepkg.grid import resumed_seconds
+    configs = [{"n": n} for n in range(3)]
+    first = run_grid(square, configs[:2], tmp_path / "store", progress=False)
+    before = resumed_seconds()
+    run_grid(square, configs, tmp_path / "store", progress=False)
+    assert resumed_seconds() - before == pytest.approx(first.elapsed_s.sum())
+
+
 def test_failure_reported_others_saved_and_retried(tmp_path, capsys):
     log = tmp_path / "calls.log"
     configs = [{"n": n, "fail": n == 2, "log": str(log)} for n in range(4)]

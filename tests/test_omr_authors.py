@@ -1,5 +1,6 @@
 """The harness that runs the authors' SophOMR beside hepkg's (hepkg.omr.authors), on a stand-in program."""
 import pathlib
+import shutil
 import stat
 import textwrap
 import types
@@ -213,8 +214,7 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
     (tmp_path / "py" / "openfhe" / "__init__.py").write_text("raise ImportError('no bindings here')\n")
     got = A.prepare(tmp_path)
     assert got.python is None and "no bindings here" in capsys.readouterr().out
-    (tmp_path / "py" / "openfhe" / "__init__.py").unlink()
-    (tmp_path / "py" / "openfhe").rmdir()
+    shutil.rmtree(tmp_path / "py" / "openfhe")  # with the __pycache__ its import left where bytecode is cached
     (tmp_path / "py" / "openfhe").symlink_to(pathlib.Path(openfhe.__file__).parent)  # stands in for a good build
     got = A.prepare(tmp_path)
     lib = built[A.SAME_OPENFHE_REF][0]

@@ -11,14 +11,40 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def _pins(text: str) -> set[str]:
-    return set(re.findall(r"[\"\s-]([A-Za-z][\w.-]*==[\w.]+)", text))
+def _pyproject():
+    """pyproject.toml's dependencies and extras, read with setuptools' own TOML reader."""
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    return read_configuration(ROOT / "pyproject.toml")["project"]
 
 
-def test_environment_yml_matches_pyproject_pins():
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    block = pyproject.split("all = [", 1)[1].split("]", 1)[0]
-    assert _pins(block) and _pins(block) == _pins((ROOT / "environment.yml").read_text())
+def _name(requirement: str) -> str:
+    return re.split(r"[=<>!~\[ ]", requirement, maxsplit=1)[0].lower()
+
+
+def test_make_setup_is_the_route_and_environment_yml_runs_it():
+    """environment.yml gives Python 3.10 and nothing else, and says to run make setup with it: the environment is
+    make setup's (its pins, its Pyfhel build), never a second recipe that drifts from it."""
+    text = (ROOT / "environment.yml").read_text()
+    body = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert body == ["name: hepkg", "channels:", "- conda-forge", "dependencies:", "- python=3.10"], body
+    assert 'make setup PYTHON="$CONDA_PREFIX/bin/python3.10"' in text
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert "sys.version_info[:2] == (3, 10)" in setup and '"$PYTHON"' in setup and '-e ".[all]"' in setup
+    assert "scripts/build_pyfhel.py" in setup
+
+
+def test_cuda_packages_only_in_gpu_extras_and_the_pins_cover_every_dependency():
+    project = _pyproject()
+    extras = project["optional-dependencies"]
+    cuda = {e: [r for r in reqs if _name(r).startswith(("nvidia-", "cupy"))] for e, reqs in extras.items()}
+    assert {e for e, found in cuda.items() if found} == {"gpu", "cuda-compile"}
+    assert all(re.fullmatch(r"[A-Za-z][\w.-]*==[\w.]+", r) for r in extras["all"]), extras["all"]
+    pinned = {_name(r) for r in extras["all"]}
+    assert {_name(r) for r in project["dependencies"]} <= pinned, "a dependency make setup does not pin"
+    assert {"psutil", "papermill", "tabulate", "pandas"} <= {_name(r) for r in project["dependencies"]}
+    assert project["license"] == "Apache-2.0" and (ROOT / "LICENSE").read_text().count("Apache License") >= 2
+    assert project["authors"]
 
 
 def test_hepkg_imports_without_any_he_library():
@@ -112,3 +138,48 @@ def test_notebooks_open_in_jupyterlab_unmodified():
         assert info["name"] == "python" and info["pygments_lexer"] == "ipython3", nb.name
         assert info["version"].rsplit(".", 1)[0] == ".".join(map(str, sys.version_info[:2])), nb.name
         assert not [c for c in data["cells"] if c.get("outputs") or c.get("execution_count")], nb.name
+
+
+def test_citation_lists_the_four_papers_and_this_artifact():
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["license"] == "Apache-2.0"
+    assert cff["version"] == _pyproject()["version"] and cff["authors"]
+    notes = " ".join(r["notes"] for r in cff["references"])
+    assert len(cff["references"]) == 4 and all(r["title"] and r["authors"] for r in cff["references"])
+    assert all(f"section {s}" in notes or f"sections {s}" in notes for s in ("spmv", "gemm", "facesearch", "omr"))
+
+
+def test_a_wheel_installs_a_library_that_writes_where_its_user_runs_it(tmp_path):
+    """Outside the repository: results under the current directory, the notebooks asked for by name, the runner's
+    imports declared, the license shipped."""
+    import shutil
+    import zipfile
+
+    src = tmp_path / "src"  # a copy: building in place would leave build/ and an egg-info in the checkout
+    shutil.copytree(ROOT / "hepkg", src / "hepkg", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(tmp_path / "dist"), str(src)], check=True, cwd=tmp_path, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("hepkg-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        zf.extractall(tmp_path / "site")
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names) and not any("notebooks/" in n for n in names)
+    requires = {_name(line.split(":", 1)[1].strip()) for line in meta.splitlines() if line.startswith("Requires-Dist:")
+                and "extra ==" not in line}
+    assert {"psutil", "papermill", "pandas", "tabulate", "ipykernel"} <= requires
+    code = ("import pathlib, hepkg.paths as p, hepkg.reproduce as r\n"
+            "assert not p.CHECKOUT and p.committed() == pathlib.Path.cwd() / 'artifacts', p.committed()\n"
+            "assert p.results('quick') == pathlib.Path.cwd() / 'artifacts' / '_quick'\n"
+            "try:\n    r.notebooks()\nexcept SystemExit as exc:\n    print(exc)\n")
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("PYTHONPATH", "HEPKG_ARTIFACTS")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=user, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(tmp_path / "site")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "the notebooks are not part of the installed package" in out.stdout and "--notebooks DIR" in out.stdout

@@ -3,9 +3,10 @@ import json
 import pathlib
 
 import nbformat
+import pytest
 
 from hepkg import summary
-from hepkg.reproduce import main, plan_message, run_notebook, section_of
+from hepkg.reproduce import main, notebooks, plan_message, run_notebook, section_of
 
 
 def write_notebook(path: pathlib.Path, source: str) -> pathlib.Path:
@@ -46,22 +47,87 @@ def test_unknown_section_is_refused(tmp_path):
     assert not (tmp_path / "summary.json").exists() or json.loads((tmp_path / "summary.json").read_text())
 
 
-def test_a_run_says_how_long_it_takes_before_it_starts():
-    text = plan_message(["gemm", "facesearch"], "default", {"gemm": 3700, "facesearch": 2700})
-    assert "about 1.8 h" in text and "16.5 GB (facesearch)" in text and "SCALE=quick" in text
-    assert plan_message(["quickstart"], "quick", {"quickstart": 5}).startswith("SCALE=quick: 1 notebook(s), about 1 min")
+def test_a_run_says_how_long_it_takes_and_where_it_writes_before_it_starts(tmp_path):
+    from hepkg import paths
+    text = plan_message(["gemm", "facesearch"], "default", {"gemm": (3700, 7.5), "facesearch": (2700, 22.9)},
+                        paths.committed())
+    assert "about 1.8 h" in text and "22.9 GB (facesearch)" in text and "the committed results, which this run replaces" in text
+    text = plan_message(["quickstart", "omr"], "quick", {"quickstart": (5, None), "omr": (None, None)}, tmp_path)
+    assert text.startswith("SCALE=quick: 2 notebook(s), about 5 s") and "(unknown for omr)" in text
+    assert f"Writing into {tmp_path} (the committed results in {paths.committed()} are left as they are)" in text
 
 
-def test_estimates_take_the_longer_of_the_table_and_the_last_run(tmp_path):
-    from hepkg.reproduce import ESTIMATE_S, estimate
-    (tmp_path / "omr").mkdir()
-    (tmp_path / "omr" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
-                                                                finished="2026-01-01T00:06:00+00:00")))
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
-                                                                 finished="2026-01-01T05:00:00+00:00")))
-    got = estimate(["omr", "gemm", "unlisted"], "default", tmp_path)
-    assert got == {"omr": ESTIMATE_S["default"]["omr"], "gemm": 18000.0, "unlisted": None}
+def test_times_and_memory_come_from_the_committed_records():
+    """The runner's plan, the README's tables and summary.md read the same numbers (hepkg.summary.expected)."""
+    from hepkg import paths
+    from hepkg.reproduce import estimate
+    rows = {r["section"]: r for r in summary.rows(paths.committed())}
+    got = estimate(["spmv", "omr", "facesearch_gpu"], "default")
+    assert got["spmv"] == (rows["spmv"]["seconds"], rows["spmv"]["peak_gb"]) and got["spmv"][0] > 0
+    assert got["omr"] == (None, None) and rows["omr"]["scale"] == "full"  # its committed run is at another scale
+    assert estimate(["omr"], "full")["omr"] == (rows["omr"]["seconds"], rows["omr"]["peak_gb"])
+    assert got["facesearch_gpu"] == (None, None)
+    assert estimate(["gemm"], "quick") == {"gemm": (summary.QUICK_S["gemm"], None)}
+
+
+def test_a_quick_run_writes_outside_the_committed_results_unless_told_to_overwrite(tmp_path, monkeypatch):
+    from hepkg import paths
+    from hepkg.reproduce import notebook_folder_parameter, results_folder
+    monkeypatch.delenv("HEPKG_ARTIFACTS")
+    monkeypatch.setattr(paths, "committed", lambda: tmp_path / "artifacts")
+
+    def args(*argv):
+        import argparse
+        ns = dict(scale="default", artifacts=None, overwrite=False, render_only=False)
+        ns.update(dict(zip(argv[::2], argv[1::2])))
+        return argparse.Namespace(**ns)
+
+    assert results_folder(args("scale", "quick")) == tmp_path / "artifacts" / "_quick"
+    assert results_folder(args("scale", "full")) == tmp_path / "artifacts" / "_full"
+    assert results_folder(args()) == tmp_path / "artifacts"
+    assert results_folder(args("scale", "quick", "overwrite", True)) == tmp_path / "artifacts"
+    assert results_folder(args("render_only", True)) == tmp_path / "artifacts"
+    with pytest.raises(SystemExit, match="would replace them.*--overwrite"):
+        results_folder(args("scale", "quick", "artifacts", str(tmp_path / "artifacts")))
+    nb = paths.ROOT / "notebooks" / "40_omr.ipynb"  # the notebook resolves None itself (hepkg.paths.results)
+    assert notebook_folder_parameter(tmp_path / "artifacts" / "_quick", "quick", nb) is None
+    assert notebook_folder_parameter(tmp_path / "artifacts", "default", nb) is None
+    assert notebook_folder_parameter(paths.ROOT / "artifacts", "full", nb) == "../artifacts"  # no machine path
+    assert notebook_folder_parameter(tmp_path / "elsewhere", "quick", nb) == str(tmp_path / "elsewhere")
+
+
+def test_a_notebook_opened_in_jupyterlab_writes_outside_the_committed_results(tmp_path, monkeypatch):
+    """Every notebook resolves its folder from SCALE (RawTables.root) right after opening its raw tables, and a
+    kernel started without the runner's parameters sends a quick run to artifacts/_quick/."""
+    from hepkg import paths
+    from hepkg.bench import RawTables
+    for nb in notebooks():
+        lines = [line for c in json.loads(nb.read_text())["cells"] for line in "".join(c["source"]).splitlines()]
+        at = next(i for i, line in enumerate(lines) if line.startswith("raw = RawTables(SECTION, ARTIFACT_DIR,"))
+        assert lines[at + 1].startswith("ARTIFACT_DIR = raw.root"), nb.name
+        assert not [line for line in lines[:at] if "ARTIFACT_DIR" in line and not line.startswith("ARTIFACT_DIR = None")]
+    monkeypatch.delenv("HEPKG_ARTIFACTS")
+    monkeypatch.setattr(paths, "committed", lambda: tmp_path)
+    assert RawTables("demo", None, scale="quick").root == tmp_path / "_quick"
+    assert RawTables("demo", tmp_path / "mine", scale="quick").root == tmp_path / "mine"
+    assert not (tmp_path / "demo").exists() and (tmp_path / "_quick" / "demo" / "raw" / "provenance.json").is_file()
+    assert RawTables("demo", None, scale="default").root == tmp_path
+    probe = write_notebook(tmp_path / "97_probe.ipynb", "from hepkg import paths\nprint(paths.results(SCALE, None))")
+    row = run_notebook(probe, {"SCALE": "quick"}, tmp_path / "art")
+    out = json.loads((tmp_path / "art" / "probe" / "97_probe.ipynb").read_text())["cells"][-1]["outputs"][0]["text"]
+    assert row["status"] == "ok" and "".join(out).strip() == str(paths.ROOT / "artifacts" / "_quick")
+
+
+def test_executed_notebooks_are_normalized(tmp_path):
+    """No timestamps, durations, machine paths or random ids: the same notebook run twice gives the same bytes."""
+    nb = write_notebook(tmp_path / "96_same.ipynb", "print(SCALE)")
+    copies = []
+    for i in range(2):
+        run_notebook(nb, {"SCALE": "quick"}, tmp_path / f"run{i}")
+        copies.append((tmp_path / f"run{i}" / "same" / "96_same.ipynb").read_bytes())
+    assert copies[0] == copies[1]
+    text = copies[0].decode()
+    assert "injected-parameters" in text and "start_time" not in text and "iopub" not in text and str(tmp_path) not in text
 
 
 def test_dirty_tree_is_reported_loudly_and_artifacts_do_not_count(tmp_path):

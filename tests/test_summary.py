@@ -18,12 +18,26 @@ def readme_rows() -> dict[str, list[str]]:
     """The README's results table: section folder -> its cells."""
     text = README.read_text().split(summary.BEGIN, 1)[1].split(summary.END, 1)[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
-    return {re.search(r"artifacts/(\w+)/", cells[-1]).group(1): cells for cells in rows[1:]}
+    return {re.search(r"artifacts/(\w+)/", cells[-1]).group(1): cells for cells in rows[1:] if "artifacts/" in cells[-1]}
+
+
+def readme_titles() -> dict[str, list[str]]:
+    """The README's results table: section title -> its cells."""
+    text = README.read_text().split(summary.BEGIN, 1)[1].split(summary.END, 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    return {cells[0]: cells for cells in rows[1:]}
 
 
 def test_readme_table_agrees_with_each_claims_json_and_run_json():
     rows = readme_rows()
     assert {"quickstart", "he_primitives", "spmv", "gemm", "facesearch", "omr"} <= set(rows)
+    titles = readme_titles()  # every notebook has a row, computed or not
+    assert set(titles) == {summary.SECTIONS[paths.section_of(nb)][0] for nb in paths.notebooks().glob("*.ipynb")}
+    for section in {paths.section_of(nb) for nb in paths.notebooks().glob("*.ipynb")} - set(rows):
+        assert not (ART / section / "claims.json").exists()
+        assert titles[summary.SECTIONS[section][0]][1:3] == ["not computed", f"never computed: make reproduce "
+                                                            f"ONLY={section}" + (f" on a machine with "
+                                                            f"{summary.NEEDS[section][0]}" if section in summary.NEEDS else "")]
     for section, cells in rows.items():
         counts = tally(json.loads((ART / section / "claims.json").read_text()))
         assert cells[1] == " / ".join(str(counts[s]) for s in STATUSES), section
@@ -37,17 +51,20 @@ def test_summary_pages_and_readme_are_what_the_render_step_writes():
     rows = summary.rows(ART)
     assert (ART / "summary.md").read_text() == summary.summary_markdown(rows)
     assert json.loads((ART / "summary.json").read_text()) == json.loads(json.dumps(dict(sections=rows)))
-    assert README.read_text() == summary.with_readme_table(README.read_text(), summary.readme_table(rows))
+    assert README.read_text() == summary.readme(README.read_text(), rows)
     for row in rows:
-        assert (ART / row["section"] / "README.md").read_text() == summary.section_page(ART / row["section"])
+        if row["status"] != "not computed":
+            assert (ART / row["section"] / "README.md").read_text() == summary.section_page(ART / row["section"])
     for row in json.loads((ART / "summary.json").read_text())["sections"]:
         counts = tally(load_claims(row["section"], ART))
         assert [row[summary.COLUMNS[s]] for s in STATUSES] == [counts[s] for s in STATUSES]
-        assert row["status"] == "ok", row
+        assert row["status"] == "ok" or (row["status"] == "not computed" and row["note"]), row
 
 
 def test_every_headline_names_ours_beside_the_paper():
     for row in summary.rows(ART):
+        if row["status"] == "not computed":
+            continue
         claims = load_claims(row["section"], ART)
         lead = next(c for c in claims if c["claim"] == summary.SECTIONS[row["section"]][2])
         assert row["headline"] == f"{summary.HEADLINES[lead['claim']](lead['evidence'])}: **{lead['status']}**"
@@ -68,7 +85,7 @@ def test_a_section_page_is_derived_from_its_folder(tmp_path):
     (folder / "tab5_speedup.md").write_text("| a |\n|---|\n| 1 |\n")
     (folder / "tab5_speedup.csv").write_text("a\n1\n")
     (folder / "fig5_time.png").write_bytes(b"")
-    (row,) = summary.rows(tmp_path)
+    row = next(r for r in summary.rows(tmp_path) if r["section"] == "spmv")
     assert (row["status"], row["seconds"], row["revision"], row["claims_hold"], row["claims_fail"]) == \
            ("not run", 90.0, "0123456, clean", 1, 2)  # one statement judged on two subjects counts once
     assert row["headline"] == ("speedup over the paper's diagonal method arc130 23.3x measured (paper 30.1x): "
@@ -79,15 +96,52 @@ def test_a_section_page_is_derived_from_its_folder(tmp_path):
     assert "![fig5_time](fig5_time.png)" in page and "1 holds, 2 fails, 0 inconclusive, 0 not measured" in page
     assert summary.RULE in page  # the one verdict rule, stated on every results page
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{summary.BEGIN}\nstale row\n{summary.END}\nrest\n")
+    readme.write_text(f"intro\n{summary.BEGIN}\nstale row\n{summary.END}\nrest\n"
+                      + "".join(f"{begin}\n{end}\n" for begin, end in map(summary._block, summary.BLOCKS)))
     summary.write_all(tmp_path, readme)
     text = readme.read_text()
-    assert "stale row" not in text and "| 1 / 2 / 0 / 0 / 0 |" in text and text.endswith(f"{summary.END}\nrest\n")
+    assert "stale row" not in text and "| 1 / 2 / 0 / 0 / 0 |" in text and f"{summary.END}\nrest\n" in text
+    assert "| Face search on the GPU (rns engine) | not computed | never computed: make reproduce ONLY=facesearch_gpu" \
+           " on a machine with an NVIDIA GPU with CuPy | | |" in text
     assert (folder / "README.md").read_text() == page and "| spmv | quick | not run | 0123456, clean | 90.0 |" in \
         (tmp_path / "summary.md").read_text().replace(".ipynb", "")
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="exactly one"):
         summary.write_all(tmp_path, readme)
+
+
+def _run(folder, **run):
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                     finished="2026-01-01T01:00:00+00:00", **run)))
+
+
+def test_computation_sums_the_sessions_a_run_resumed_across_and_its_peak_is_its_largest_process(tmp_path):
+    _run(tmp_path / "gemm", resumed_s=1800.0, peak_rss_bytes=3_000_000_000)
+    row = summary.section_row(tmp_path / "gemm")
+    assert (row["seconds"], row["peak_gb"]) == (5400.0, 3.0)  # one hour here, half an hour loaded from the store
+    _run(tmp_path / "omr")  # recorded before resumed_s: its raw tables' grid records say how long it took
+    (tmp_path / "omr" / "raw").mkdir()
+    (tmp_path / "omr" / "raw" / "digests.csv").write_text(
+        "scheme,round,rss_peak_bytes,elapsed_s\nsoph,0,11600000000,3000.5\nsoph,0,11500000000,3000.5\n"
+        "perf,0,9000000000,4000.25\n")
+    row = summary.section_row(tmp_path / "omr")
+    assert (row["seconds"], row["peak_gb"]) == (7000.8, 11.6)  # each configuration's elapsed_s once
+    assert summary.expected([row], "default") == {"omr": (7000.8, 11.6)}
+    assert summary.expected([row], "full") == {"omr": (None, None)}
+    assert "| `omr` | SophOMR: Tables 3-7, Figs. 2, 3 | about 1 min | default: about 1.9 h, 11.6 GB |" in \
+        summary.times_table([row])
+    block = summary.commands_block([row])
+    assert "about 1.9 h of computation on 2 cores, 11.6 GB at the peak (omr)" in block and "artifacts/_quick/" in block
+
+
+def test_a_section_computed_without_the_hardware_it_needs_says_so(tmp_path):
+    _run(tmp_path / "facesearch_gpu", on_gpu=False)
+    row = summary.section_row(tmp_path / "facesearch_gpu")
+    assert row["note"] == "computed without an NVIDIA GPU with CuPy: its GPU claims read 'not measured'"
+    assert row["note"] in summary.readme_table([row]) and row["note"] in summary.summary_markdown([row])
+    _run(tmp_path / "gpu" / "facesearch_gpu", on_gpu=True)
+    assert summary.section_row(tmp_path / "gpu" / "facesearch_gpu")["note"] == ""
 
 
 def _python_blocks():

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import json
 import pathlib
 from collections.abc import Mapping
@@ -20,21 +19,15 @@ def _plain_frame(df):
     return df.reset_index(drop=isinstance(df.index, pd.RangeIndex) and df.index.name is None)
 
 
-def _cell(value) -> str:
-    if isinstance(value, float):
-        return format(value, FLOAT_FORMAT)
-    return str(value).replace("|", "\\|").replace("\n", " ")
+def _cell(value):
+    """A text cell that cannot break its table's row (``|`` escaped, line breaks as spaces)."""
+    return value.replace("|", "\\|").replace("\n", " ") if isinstance(value, str) else value
 
 
 def to_markdown(df) -> str:
-    """A GitHub-style markdown table of ``df``'s columns (tabulate's when it is installed)."""
+    """A GitHub-style markdown table of ``df``'s columns: pandas' writer, which is tabulate's (pinned)."""
     df = _plain_frame(df)
-    if importlib.util.find_spec("tabulate") is not None:
-        return df.to_markdown(index=False, floatfmt=FLOAT_FORMAT)
-    rows = [[_cell(c) for c in df.columns]] + [[_cell(v) for v in row] for row in df.itertuples(index=False)]
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    lines.insert(1, "|" + "|".join("---" for _ in df.columns) + "|")
-    return "\n".join(lines)
+    return df.map(_cell).rename(columns=lambda c: _cell(str(c))).to_markdown(index=False, floatfmt=FLOAT_FORMAT)
 
 
 def save_table(df, section: str, name: str, base=None) -> tuple[pathlib.Path, pathlib.Path]:
@@ -72,19 +65,27 @@ def _setting(params: Mapping, key: str):
 def write_run_json(section: str, params: Mapping, base=None, started=None, finished=None,
                    extra: Mapping | None = None) -> pathlib.Path:
     """Write ``artifacts/<section>/run.json``: parameters, scale, backend, system info, start and end,
-    and ``he_contexts``: every HE context the run built, declared parameters beside the modulus
-    the library built (:func:`hepkg.he.built_params`).
+    ``he_contexts``: every HE context the run built, declared parameters beside the modulus
+    the library built (:func:`hepkg.he.built_params`), ``resumed_s``: the seconds of grid work earlier
+    sessions did that this one loaded (:func:`hepkg.grid.resumed_seconds`; the computation is the wall
+    time plus these), and ``peak_rss_bytes``: the largest resident set of this process and of the
+    children it waited for (the measuring processes).
 
     ``started``/``finished`` are datetimes, POSIX timestamps or ISO strings; ``finished``
     defaults to now. ``extra`` entries are added at the top level. Values JSON cannot encode
     (paths, numpy scalars) are written as text.
     """
+    import resource
+
     from hepkg.bench.sysinfo import system_info
+    from hepkg.grid import resumed_seconds
     from hepkg.he import built_params
 
+    peak_kib = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     record = dict(section=section, scale=_setting(params, "scale"), backend=_setting(params, "backend"),
                   parameters=dict(params), started=_timestamp(started),
                   finished=_timestamp(finished or datetime.datetime.now(datetime.timezone.utc)),
+                  resumed_s=round(resumed_seconds(), 1), peak_rss_bytes=peak_kib * 1024,
                   system=system_info(), he_contexts=built_params())
     record.update(extra or {})
     path = paths.artifacts(section, base) / "run.json"

@@ -478,8 +478,11 @@ def best_threads(table: pd.DataFrame) -> dict:
 
 def figure_time_ram(meas: pd.DataFrame):
     """Tables 6-8 as a figure: per kappa, membership time and peak RAM of each method per K (ours: median
-    with quartiles; RAM measured or estimated), the paper's values beside them as markers."""
+    with quartiles; RAM measured or estimated), the paper's values beside them as markers. A bar that is
+    modelled (a method whose memory does not fit here: its twin's times, the estimated RAM) is hatched, and the
+    legend says so."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     kappas = sorted(meas.kappa.unique()) if len(meas) else []
     fig, axes = plt.subplots(len(kappas) or 1, 2, figsize=(11, 3.4 * max(len(kappas), 1)), squeeze=False)
@@ -496,13 +499,21 @@ def figure_time_ram(meas: pd.DataFrame):
                 err = None
                 if col == "membership_s":
                     err = np.vstack([mm.membership_s - mm.membership_q1, mm.membership_q3 - mm.membership_s])
-                ax.bar(x, mm[col], width, yerr=err, label=method, hatch="//" if (mm.status == "modelled").any() else None)
+                bars = ax.bar(x, mm[col], width, yerr=err, label=method)
+                for bar, status in zip(bars, mm.status):
+                    if status == "modelled":
+                        bar.set_hatch("//")
                 pcol = {"membership_s": "paper_membership_s", "ram_gb": "paper_ram_gb"}[col]
                 if pcol in mm and mm[pcol].notna().any():
                     ax.plot(x, mm[pcol], "k_", markersize=14, label=None if j else "paper (40 threads)")
             ax.set_xticks(np.arange(len(Ks)) + 0.4 - width / 2, [f"2^{int(np.log2(k))}" for k in Ks])
             ax.set(title=f"kappa {kappa}: {label}", xlabel="K", ylabel=label)
-        row[0].legend(fontsize=7)
+        handles = [h if lab.startswith("paper") else Patch(facecolor=h.patches[0].get_facecolor(), label=lab)
+                   for h, lab in zip(*row[0].get_legend_handles_labels())]  # a method's colour, never its hatch
+        if (m.status == "modelled").any():
+            handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="//",
+                                 label="hatched: modelled (exceeds this machine's memory)"))
+        row[0].legend(handles=handles, fontsize=7)
     fig.tight_layout()
     return fig
 

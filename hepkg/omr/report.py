@@ -136,6 +136,31 @@ def phases_table(digests: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def figure_phases(phases: pd.DataFrame):
+    """Figure 2 (N = 2^16) and its N = 2^19 rows: each scheme's measured digest phases stacked (medians; PerfOMR's
+    preprocessing hatched), the paper's total beside each bar (Table 3 at 2^16, Table 7 at 2^19; one thread)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if len(phases):
+        wide = phases.pivot_table(index=["scheme", "N", "threads"], columns="phase", values="wall_s").reindex(
+            columns=list(PHASES))
+        totals = {PAPER.N_PRIMARY: PAPER.TABLE3, PAPER.N_LARGE: PAPER.TABLE7}
+        paper = [totals.get(n, {}).get(s, {}).get("digest_s", float("nan")) for s, n, _ in wide.index]
+        wide.index = [f"{s} N=2^{int(math.log2(n))}\n{th} thread{'s' * (th > 1)}" for s, n, th in wide.index]
+        wide.plot.barh(stacked=True, ax=ax, color=["white"] + sns.color_palette("deep", 3), edgecolor="0.3")
+        for bar in ax.containers[0]:
+            bar.set_hatch("////")
+        ax.scatter(paper, range(len(wide)), color="k", marker="|", s=300, label="paper's total (Tables 3, 7; 1 thread)",
+                   zorder=3)
+        ax.legend(fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+    ax.set(xlabel="seconds (measured, median)", title="Figure 2: digest phases on OpenFHE")
+    fig.tight_layout()
+    return fig
+
+
 def _formula(scheme: str, N: int, nu: int = 2) -> dict:
     """Per phase, the op counts of hepkg's digest by formula (Tables 1-2, range check) at the paper's sets
     (PerfOMR: bundles of ``nu`` at n = 2^15, its preprocessing left out)."""
