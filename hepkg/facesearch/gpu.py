@@ -1,67 +1,72 @@
 """The face-search paper's device-resident pipelines (Sec. 5, Algorithms 3-4) on hepkg's ``rns`` engine.
 
-Three variants, resident on the device from query upload to result download:
+Three variants of the paper, resident on the device from query upload to result download, and one alternative
+the paper prices (Sec. 5.1.3):
 
-- ``hydia-dg`` (HyDia-GPU-DG): the query uploaded alone; its l - 1 rotations on the device; every
-  key resident (l - 1 diagonal steps + the power-of-two keys of the slot sum: 516 at l = 512).
-- ``bsgs-tbs`` (BSGS-GPU-TBS): the n1 - 1 baby steps rotated on the host and the n1 baby-step
-  ciphertexts uploaded; the stored diagonals pre-rotated on the device (Eq. 8) with temporary
-  negative giant-step keys that are freed afterwards; per group and giant step j, the n1 products
-  summed unrelinearized, one relinearization and rescale, then one on-demand rotation by j n1.
-- ``bsgs-tbe`` (BSGS-GPU-TBE): the same online pipeline, the pre-rotation done by the enroller in
-  plaintext (no negative keys).
+- ``hydia-dg`` (HyDia-GPU-DG): the query uploaded alone; its l - 1 rotations on the device; every key resident
+  (l - 1 diagonal steps + the power-of-two keys of the slot sum: 516 at l = 512).
+- ``bsgs-tbs`` (BSGS-GPU-TBS): the n1 - 1 baby steps rotated on the host (hoisted, the steps split over
+  ``host_workers`` threads) and the n1 baby-step ciphertexts uploaded as arrays (no serialization); the stored
+  diagonals pre-rotated on the device (Eq. 8) with temporary negative giant-step keys that are freed afterwards;
+  per group and giant step j, the n1 products summed unrelinearized, one relinearization and rescale, then one
+  on-demand rotation by j n1.
+- ``bsgs-tbe`` (BSGS-GPU-TBE): the same online pipeline, the pre-rotation done by the enroller in plaintext.
+- ``bsgs-tbs-ku`` (BSGS-GPU-TBS-KU, hepkg's name): BSGS-GPU-TBS with the baby steps on the device instead, their
+  n1 - 1 keys uploaded from the host for each query and freed after it (the paper's "GPU-rotation alternative":
+  33 ms of key upload + 40 ms of rotations against 73 ms on the CPU, 929 MB of device memory against 115 MB).
 
-Per group: similarity, then the comparison (the paper's GPU path: the Chebyshev series of the step
-alone, degree 13 at kappa 8, no f4, :func:`~hepkg.facesearch.chebyshev.compare` with ``path='gpu'``).
-Membership adds the groups' comparisons by a tree and (the paper's) sums the slots by rotate-and-sum, or
-(for the slot rule) not; one ciphertext downloaded either way. Identification downloads the G comparison
-ciphertexts. Groups run in waves
-of S over a pool of streams, S from Eq. 6 (:func:`stream_pool_size`) and the device's properties.
+Per group: similarity, then the comparison (the paper's GPU path: the Chebyshev series of the step alone, degree
+13 at kappa 8, no f4, :func:`~hepkg.facesearch.chebyshev.compare` with ``path='gpu'``). Groups are in flight
+``streams`` at a time (:class:`~hepkg.facesearch.gpu_device.StreamPool`: host threads, each on its own CUDA
+stream), S from Eq. 6 by default. Membership adds the groups' comparisons by a tree and (the paper's) sums the
+slots by rotate-and-sum, or (for the slot rule) not; one ciphertext downloaded either way. Identification
+downloads the G comparison ciphertexts.
 
-The device is whatever the ``rns`` engine runs on (``HEPKG_RNS_XP``: numpy on the CPU, cupy on an
-NVIDIA GPU). On numpy a documented CPU stand-in (:func:`device_info`) sizes the pool, phases are
-timed by ``perf_counter`` (CUDA events on CuPy, :class:`PhaseTimer`), and every number is a CPU
-measurement. Host <-> device transfers are the serialized ciphertexts handed between the host
-context (numpy) and the device context: their bytes are Table 2's transfers.
+Setup: arguments and the memory estimate are checked before anything is loaded (a refusal costs nothing); keys
+and the diagonals then go to the device, the diagonals read, authenticated and uploaded by ``workers`` threads.
+The device's memory is read at every allocation (:func:`~hepkg.facesearch.gpu_device.window`): ``memory``
+holds the setup peak, the bytes resident after setup and the largest query peak, beside :attr:`estimate`.
 
-Keys: the client generates every key the variant uses (:func:`key_plan`); the server's host context
-keeps the baby steps only, its device context the giant and power-of-two steps (plus, for TBS, the
-negative giant steps until the diagonals are pre-rotated). Dropping keys is the one step outside the
-backend protocol (:func:`_keep_keys`: the rns engine's ``free_rotation_keys``).
-
-Membership decision: :class:`~hepkg.facesearch.decision.SlotRule` with ``path="gpu"`` on the answer
-aggregated by ``"slots"`` (:meth:`DeviceServer.membership`: the groups' tree reduction alone, no rotation,
-still one ciphertext down), where the rule is sound (kappa 8, margin 0.05: G <= 2 groups at degree 13);
-elsewhere membership is decided from the identification answer. :func:`measure` records both and the
-paper's rule on the rotate-and-sum count beside them.
+Membership decision: :class:`~hepkg.facesearch.decision.SlotRule` with ``path="gpu"`` on the answer aggregated
+by ``"slots"`` where the rule is sound (kappa 8, margin 0.05: G <= 2 groups at degree 13); elsewhere from the
+identification answer (:mod:`.gpu_experiment`).
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections import Counter
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from hepkg import he
+from hepkg.he.context import Ciphertext
 from hepkg.linalg.rotsum import rotate_and_sum, rotation_steps_for_sum
 from hepkg.rns import device as rdev
 
 from . import chebyshev
-from .decision import SlotRule, paper_member
+from .gpu_device import (DeviceInfo, PhaseTimer, StreamPool, array_module, device_info, keep_keys,
+                         sizes, stream_pool_size, upload_keys, window)
 from .packing import Layout, bsgs_shape
-from .protocol import membership_answer, sum_weight
+from .protocol import EncryptedDatabase, membership_answer, sum_weight
 
-__all__ = ["VARIANTS", "PAPER_NAME", "DeviceInfo", "device_info", "stream_pool_size", "key_plan", "memory_estimate",
-           "PhaseTimer", "DeviceServer", "expected_table2"]
+__all__ = ["VARIANTS", "PAPER_VARIANTS", "PAPER_NAME", "key_plan", "memory_estimate", "DeviceServer",
+           "expected_table2", "DeviceInfo", "device_info", "stream_pool_size", "GROUP_TEMPS", "QUERY_TEMPS",
+           "ROTATION_TEMPS"]
 
-VARIANTS = ("hydia-dg", "bsgs-tbs", "bsgs-tbe")
-#: the paper's names (RTX / H200 in the paper; "GPU" for whichever device runs them here)
-PAPER_NAME = {"hydia-dg": "HyDia-GPU-DG", "bsgs-tbs": "BSGS-GPU-TBS", "bsgs-tbe": "BSGS-GPU-TBE"}
-#: Eq. 6: ciphertext-sized temporaries per group in flight, SMs per stream, the cap
-TEMPS_PER_GROUP, SMS_PER_STREAM, MAX_STREAMS = 40, 4, 32
+VARIANTS = ("hydia-dg", "bsgs-tbs", "bsgs-tbe", "bsgs-tbs-ku")
+PAPER_VARIANTS = VARIANTS[:3]
+#: the paper's names (RTX / H200 in the paper; "GPU" for whichever device runs them here), and hepkg's for the
+#: alternative of Sec. 5.1.3 (KU: the baby-step keys uploaded per query)
+PAPER_NAME = {"hydia-dg": "HyDia-GPU-DG", "bsgs-tbs": "BSGS-GPU-TBS", "bsgs-tbe": "BSGS-GPU-TBE",
+              "bsgs-tbs-ku": "BSGS-GPU-TBS-KU"}
+#: hepkg's own temporaries, in level-0 ciphertexts (measured under the CuPy stand-in at ckks-32768-d9 and
+#: toy-ckks-4096-d11, reading every allocation): per group in flight beyond the query table (the BSGS sum of size-3
+#: products, the key switches, the Chebyshev powers: the paper's Eq. 6 assumes 40 for its own), per query (the
+#: aggregation, the answer's serialization), and per rotation in flight beside one key's bytes (the ModUp digits
+#: and the key-switch inner product, TBS's pre-rotation)
+GROUP_TEMPS, QUERY_TEMPS, ROTATION_TEMPS = 12, 3, 4
 
 
 def _check_variant(variant: str) -> None:
@@ -69,50 +74,19 @@ def _check_variant(variant: str) -> None:
         raise ValueError(f"unknown GPU pipeline {variant!r}; choose one of {VARIANTS}")
 
 
-# ---------------------------------------------------------------------------- the device and Eq. 6
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """What Eq. 6 reads from the device: streaming multiprocessors and free memory."""
-    name: str
-    kind: str           # 'cuda' or 'cpu stand-in'
-    sms: int
-    free_bytes: int
-    total_bytes: int
-
-
-def device_info(xp=None) -> DeviceInfo:
-    """The device the rns engine runs on (``xp``: default ``HEPKG_RNS_XP``).
-
-    CuPy: the GPU's name, multiprocessor count and free / total memory. numpy: a CPU stand-in with
-    4 "SMs" per core (so Eq. 6's SM term is the core count) and the host's available memory."""
-    xp = rdev.array_module(os.environ.get("HEPKG_RNS_XP", "numpy") if xp is None else xp)
-    if rdev.on_gpu(xp):
-        props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
-        free, total = xp.cuda.runtime.memGetInfo()
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        return DeviceInfo(name, "cuda", int(props["multiProcessorCount"]), int(free), int(total))
-    cores = os.cpu_count() or 1
-    free = rdev.free_bytes(np)
-    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return DeviceInfo(f"CPU stand-in ({cores} cores, {rdev.path(xp)} kernels)", "cpu stand-in", SMS_PER_STREAM * cores,
-                      int(free), int(total))
-
-
-def stream_pool_size(sms: int, free_bytes: int, ct_bytes: int) -> int:
-    """Eq. 6: S = min(floor(SMs / 4), floor(0.2 F / (40 C)), 32), at least 2."""
-    if min(sms, free_bytes, ct_bytes) <= 0:
-        raise ValueError(f"Eq. 6 needs positive SMs, free memory and ciphertext size, got {sms}, {free_bytes}, "
-                         f"{ct_bytes}")
-    return max(2, min(sms // SMS_PER_STREAM, int(0.2 * free_bytes) // (TEMPS_PER_GROUP * ct_bytes), MAX_STREAMS))
+def _positive(name: str, value, none: bool = True):
+    if (value is None and none) or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ValueError(f"{name} must be a positive integer{' or None' if none else ''}, got {value!r}")
 
 
 # ---------------------------------------------------------------------------- keys and memory
 
 def key_plan(variant: str, l: int, slots: int, n1: int | None = None, membership: bool = True) -> dict:
-    """Rotation steps (normalized mod slots) per role: ``generated`` by the client, ``host`` (the baby steps
-    rotated on the CPU), ``device`` (resident online), ``temporary`` (TBS's negative giant steps, freed after
-    the pre-rotation). HyDia: l - 1 + the sum's powers of two, all on the device."""
+    """Rotation steps (normalized mod slots) per role: ``generated`` by the client, ``host`` (held on the CPU:
+    the baby steps), ``device`` (resident online), ``temporary`` (TBS's negative giant steps, freed after the
+    pre-rotation), ``lent`` (KU: the baby steps uploaded for each query and freed). HyDia: l - 1 + the sum's
+    powers of two, all on the device."""
     _check_variant(variant)
     total = set(rotation_steps_for_sum(slots)) if membership else set()
     if variant == "hydia-dg":
@@ -121,105 +95,39 @@ def key_plan(variant: str, l: int, slots: int, n1: int | None = None, membership
         n1, n2 = bsgs_shape(l, n1)
         host = set(range(1, n1))
         device = {j * n1 for j in range(1, n2)} | total
-        temporary = {(-j * n1) % slots for j in range(1, n2)} if variant == "bsgs-tbs" else set()
+        temporary = {(-j * n1) % slots for j in range(1, n2)} if variant != "bsgs-tbe" else set()
+    lent = host if variant == "bsgs-tbs-ku" else set()
     return dict(generated=sorted(host | device | temporary), host=sorted(host), device=sorted(device),
-                temporary=sorted(temporary))
+                temporary=sorted(temporary), lent=sorted(lent))
 
 
-def memory_estimate(variant: str, layout: Layout, n1: int | None, ct_bytes: int, key_bytes: int, streams: int,
+def memory_estimate(variant: str, layout: Layout, n1: int | None, size: dict, in_flight: int,
                     membership: bool = True) -> dict:
-    """Device bytes before loading: the G l diagonals, the resident keys (+ TBS's temporary keys during setup),
-    the cached rotated queries (l for HyDia, n1 baby steps for BSGS) and 40 ciphertext temporaries per stream
-    (Eq. 6's term); ``total`` is the largest of three peaks: loading the public context (every generated key
-    arrives, the host-only ones are dropped at once), setup and online."""
+    """Device bytes, before anything is loaded, from the sizes of :func:`~hepkg.facesearch.gpu_device.sizes`
+    (``size``) with ``in_flight`` groups at once: the engine (NTT tables, public key), the G l diagonals, the
+    resident keys (+ the relinearization key), during setup TBS's temporary keys and a rotation's workspace per
+    group in flight; online the query table (l rotated queries for HyDia, n1 baby steps for BSGS) and the larger
+    of what making it on the device holds (the hoisted rotation's digits, KU's lent keys: freed before the groups
+    start) and the groups' temporaries (:data:`QUERY_TEMPS` + :data:`GROUP_TEMPS` level-0 ciphertexts per group in
+    flight). ``total`` is the largest of three peaks: loading the public context (every key it carries arrives,
+    then the unused ones are dropped), setup and online."""
     plan = key_plan(variant, layout.l, layout.slots, n1, membership)
-    diagonals = layout.groups * layout.l * ct_bytes
-    keys = (len(plan["device"]) + 1) * key_bytes  # + the relinearization key
-    temporary = len(plan["temporary"]) * key_bytes
-    table = (layout.l if variant == "hydia-dg" else bsgs_shape(layout.l, n1)[0]) * ct_bytes
-    temps = min(streams, layout.groups) * TEMPS_PER_GROUP * ct_bytes
-    load = (len(plan["generated"]) + 1) * key_bytes
-    setup, online = diagonals + keys + temporary + ct_bytes, diagonals + keys + table + temps
-    return dict(diagonals=diagonals, keys=keys, temporary_keys=temporary, query_table=table, temporaries=temps,
-                load=load, setup=setup, online=online, total=max(load, setup, online))
-
-
-def _keep_keys(ctx, steps) -> list[int]:
-    """Drop every rotation key of ``ctx`` but ``steps``, releasing its memory; returns the dropped steps.
-
-    The backend protocol fixes a context's keys when it is made; the paper's temporary and host-only keys
-    need them dropped, which the rns engine offers (``free_rotation_keys``). The one place this module
-    leaves the protocol."""
-    if ctx.backend != "rns":
-        raise ValueError(f"the device pipelines run on the rns backend, not {ctx.backend!r}")
-    keep = frozenset(int(s) % ctx.period for s in steps)
-    drop = sorted(set(ctx.keys.steps) - keep)
-    ctx._eng.free_rotation_keys(drop)
-    ctx.keys.steps = frozenset(ctx.keys.steps) & keep
-    return drop
-
-
-# ---------------------------------------------------------------------------- timing and streams
-
-class PhaseTimer:
-    """Seconds per phase: CUDA events on CuPy (the device's own clock), ``perf_counter`` on numpy."""
-
-    def __init__(self, xp):
-        self.xp, self.seconds = xp, Counter()
-
-    @contextmanager
-    def phase(self, name: str):
-        if not rdev.on_gpu(self.xp):
-            start = time.perf_counter()
-            try:
-                yield
-            finally:
-                self.seconds[name] += time.perf_counter() - start
-            return
-        cuda = self.xp.cuda
-        start, end = cuda.Event(), cuda.Event()
-        start.record()
-        try:
-            yield
-        finally:
-            cuda.Device().synchronize()  # every stream of the pool done
-            end.record()
-            end.synchronize()
-            self.seconds[name] += cuda.get_elapsed_time(start, end) / 1e3
-
-
-class _Streams:
-    """A pool of S non-blocking CUDA streams (numpy: S labels, work runs in order)."""
-
-    def __init__(self, xp, size: int):
-        self.xp, self.size = xp, size
-        self.pool = [xp.cuda.Stream(non_blocking=True) for _ in range(size)] if rdev.on_gpu(xp) else None
-
-    def use(self, i: int):
-        return self.pool[i % self.size] if self.pool else nullcontext()
-
-    def synchronize(self) -> None:
-        for s in self.pool or ():
-            s.synchronize()
-
-
-def _device_used(xp) -> int | None:
-    """Bytes CuPy's memory pool holds now (None on numpy: the host's peak RSS stands in)."""
-    return int(xp.get_default_memory_pool().used_bytes()) if rdev.on_gpu(xp) else None
-
-
-@contextmanager
-def _array_module(name: str):
-    """HEPKG_RNS_XP set to ``name`` while contexts are loaded (the host side always runs on numpy)."""
-    old = os.environ.get("HEPKG_RNS_XP")
-    os.environ["HEPKG_RNS_XP"] = name
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("HEPKG_RNS_XP", None)
-        else:
-            os.environ["HEPKG_RNS_XP"] = old
+    ct, key = size["ciphertext"], size["switch_key"]
+    engine = size["tables"] + ct // 2
+    diagonals = layout.groups * layout.l * ct
+    keys = (len(plan["device"]) + 1) * key
+    temporary, lent = len(plan["temporary"]) * key, len(plan["lent"]) * key
+    n_table = layout.l if variant == "hydia-dg" else bsgs_shape(layout.l, n1)[0]
+    table = n_table * ct
+    baby = (key // 2 if variant in ("hydia-dg", "bsgs-tbs-ku") else 0) + lent      # the digits, the lent keys
+    temps = (QUERY_TEMPS + in_flight * GROUP_TEMPS) * ct
+    rotations = min(in_flight, layout.groups) * (key + ROTATION_TEMPS * ct) if temporary else 0
+    load = engine + size["keys"] * key
+    setup = engine + diagonals + keys + temporary + rotations
+    online = engine + diagonals + keys + table + max(baby, temps)
+    return dict(engine=engine, diagonals=diagonals, keys=keys, temporary_keys=temporary, lent_keys=lent,
+                query_table=table, baby_steps=baby, temporaries=temps, prerotation=rotations, load=load, setup=setup,
+                online=online, total=max(load, setup, online))
 
 
 # ---------------------------------------------------------------------------- the server
@@ -228,133 +136,201 @@ class DeviceServer:
     """One variant's pipeline: setup (keys, diagonals, pre-rotation) once, then queries.
 
     ``public``: the client's public context bytes (``ctx.to_bytes()``), ``fingerprint``: the one the client
-    published (:func:`hepkg.he.fingerprint`); ``database``: an
+    published (:func:`hepkg.he.fingerprint`; loading refuses other bytes); ``database``: an
     :class:`~hepkg.facesearch.protocol.EncryptedDatabase` enrolled under it (pre-rotated by n1 for
-    ``bsgs-tbe``, plain otherwise). Refuses with :class:`hepkg.rns.DeviceMemoryError` when the memory
-    estimate exceeds what the device has free, before loading anything. ``timer.seconds`` holds the
-    phases; ``transfers`` the last query's bytes and ciphertexts each way; ``stats`` the setup.
+    ``bsgs-tbe``, plain otherwise). ``streams``: groups in flight (default: Eq. 6's S); ``workers``: threads that
+    read and upload the diagonals (default: the cores); ``host_workers``: threads over which the host's baby
+    steps are split (BSGS; default: one on the engine's numba kernels, which use every core in each call, else
+    half the cores, at most n1 - 1). Every argument, the keys the public context carries and the memory estimate
+    are checked before anything is loaded (:class:`hepkg.rns.DeviceMemoryError`
+    when the estimate exceeds what the device has free). ``timer.seconds`` holds the phases; ``transfers`` the
+    last query's bytes and ciphertexts each way; ``stats`` the setup; ``memory`` the device bytes measured.
     """
 
     def __init__(self, public: bytes, database, variant: str, *, fingerprint: str | None = None, kappa: int = 8,
                  n1: int | None = None, delta: float = chebyshev.DELTA, membership: bool = True,
-                 device: DeviceInfo | None = None):
+                 device: DeviceInfo | None = None, streams: int | None = None, workers: int | None = None,
+                 host_workers: int | None = None):
         _check_variant(variant)
-        self.variant, self.kappa, self.delta, self.db = variant, kappa, delta, database
+        chebyshev.check_kappa(kappa, "gpu")
+        if not isinstance(database, EncryptedDatabase):
+            raise TypeError(f"database must be an EncryptedDatabase, got {type(database).__name__}")
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not -1 < delta < 1:
+            raise ValueError(f"delta must be a threshold in (-1, 1), got {delta!r}")
+        if not isinstance(membership, bool):
+            raise ValueError(f"membership must be True or False, got {membership!r}")
+        cores = os.cpu_count() or 1
+        self.variant, self.kappa, self.delta, self.db = variant, kappa, float(delta), database
         lay = self.layout = database.layout
         self.n1, self.n2 = (lay.l, 1) if variant == "hydia-dg" else bsgs_shape(lay.l, n1)
         database.method_fits("bsgs-textbook" if variant == "bsgs-tbe" else "hydia", self.n1)
-        xp_name = os.environ.get("HEPKG_RNS_XP", "numpy")
-        self.xp = rdev.array_module(xp_name)
-        self.device = device or device_info(self.xp)
+        self.workers = _positive("workers", workers) or cores
+        # the numba kernels spread each call over every core (and run one call at a time): one hoisted rotation;
+        # the numpy reference runs one core per call: the steps split over threads
+        host_path = rdev.path(rdev.array_module("numpy"))
+        self.host_workers = _positive("host_workers", host_workers) or (
+            1 if host_path == "numba" else max(1, min(cores // 2, self.n1 - 1)))
+        self.size = sizes(public)
+        if self.size["n"] // 2 != lay.slots:
+            raise ValueError(f"the database has {lay.slots} slots; the public context's ring has {self.size['n'] // 2}")
         self.plan = key_plan(variant, lay.l, lay.slots, n1, membership)
-        t0 = time.perf_counter()
-        self.ctx = he.load_context(public, fingerprint=fingerprint)  # the device context (HEPKG_RNS_XP's array module)
-        missing = sorted(set(self.plan["generated"]) - set(self.ctx.keys.steps))
+        missing = sorted(set(self.plan["generated"]) - set(self.size["steps"]))
         if missing:
             raise he.MissingRotationKey(f"{PAPER_NAME[variant]} needs keys for steps {self.plan['generated']}; the "
                                         f"public context lacks {missing[:8]}")
-        sizes = self.ctx.key_sizes()
-        self.ct_bytes = int(sizes.get("ciphertext") or self.ctx.nbytes(self.ctx.encrypt([0.0])))
-        self.key_bytes = sizes["galois_keys"] // max(1, len(self.ctx.keys))
-        self.streams = stream_pool_size(self.device.sms, self.device.free_bytes, self.ct_bytes)
-        self.estimate = memory_estimate(variant, lay, n1, self.ct_bytes, self.key_bytes, self.streams, membership)
+        self.xp = rdev.array_module(os.environ.get("HEPKG_RNS_XP", "numpy"))
+        self.device = device or device_info(self.xp)
+        self.streams = _positive("streams", streams) or stream_pool_size(self.device.sms, self.device.free_bytes,
+                                                                          self.size["ciphertext"])
+        self.estimate = memory_estimate(variant, lay, n1, self.size, min(self.streams, lay.groups), membership)
         rdev.check_memory(self.estimate["total"], f"{PAPER_NAME[variant]} at K={lay.K} (diagonals, keys, "
                           f"temporaries)", self.xp)
-        self.timer = PhaseTimer(self.xp)
-        self.host = None
-        if variant != "hydia-dg":
-            with _array_module("numpy"):
-                self.host = he.load_context(public, fingerprint=fingerprint)
-            _keep_keys(self.host, self.plan["host"])
-        _keep_keys(self.ctx, self.plan["device"] + self.plan["temporary"])
-        self.peak_device = _device_used(self.xp)
-        with self.timer.phase("setup_upload"):
-            self.diagonals = [[database.diagonal(self.ctx, k, i) for i in range(lay.l)] for k in range(lay.groups)]
-        self._track()
-        upload_bytes = sum(p.stat().st_size for p in database.folder.rglob("*.ct"))
-        prerotations = 0
-        if variant == "bsgs-tbs":
-            with self.timer.phase("setup_prerotate"):
-                for group in self.diagonals:
-                    for i in range(self.n1, lay.l):
-                        group[i] = self.ctx.rotate(group[i], -(i // self.n1) * self.n1)
-                        prerotations += 1
-            self._track()
-            _keep_keys(self.ctx, self.plan["device"])   # the temporary negative giant-step keys freed
+        # ---------------------------------------------------------------- the work starts here
+        self.timer, self.pool = PhaseTimer(self.xp), StreamPool(self.xp, self.streams)
+        self.transfers, self.counts, self.host = {}, {}, None
+        self._lock = threading.Lock()
+        t0 = time.perf_counter()
+        with window(self.xp) as mem:
+            with self.timer.phase("setup_keys"):
+                # the device context (HEPKG_RNS_XP's module), pinned to the fingerprint the client published
+                self.ctx = he.load_context(public, fingerprint=fingerprint, backend="rns")
+                if variant != "hydia-dg":
+                    with array_module("numpy"):
+                        self.host = he.load_context(public, fingerprint=fingerprint, backend="rns")
+                    keep_keys(self.host, self.plan["host"])
+                keep_keys(self.ctx, self.plan["device"] + self.plan["temporary"])
+            with self.timer.phase("setup_upload"):
+                with ThreadPoolExecutor(self.workers) as threads:
+                    flat = list(threads.map(lambda ki: database.diagonal(self.ctx, *ki),
+                                            [(k, i) for k in range(lay.groups) for i in range(lay.l)]))
+                self.diagonals = [flat[k * lay.l:(k + 1) * lay.l] for k in range(lay.groups)]
+                del flat            # else the pre-rotated diagonals' originals stay alive until setup ends
+            prerotations = 0
+            if variant in ("bsgs-tbs", "bsgs-tbs-ku"):
+                with self.timer.phase("setup_prerotate"):
+                    prerotations = sum(self.pool.map(self._prerotate, range(lay.groups)))
+                keep_keys(self.ctx, self.plan["device"])   # the temporary negative giant-step keys freed
+        self.memory = dict(setup_peak=mem and mem.rise, resident=mem and mem.end - mem.base, online_peak=None)
         self.stats = dict(setup_s=time.perf_counter() - t0, keys_generated=len(self.plan["generated"]),
                           keys_device=len(self.ctx.keys), keys_host=len(self.host.keys) if self.host else 0,
-                          keys_temporary=len(self.plan["temporary"]), prerotations=prerotations,
-                          key_bytes_device=self.ctx.key_sizes()["galois_keys"], setup_upload_bytes=upload_bytes,
-                          streams=self.streams, estimate_bytes=self.estimate["total"])
-        self.transfers: dict = {}
-        self.counts: dict = {}
+                          keys_temporary=len(self.plan["temporary"]), keys_lent=len(self.plan["lent"]),
+                          prerotations=prerotations, key_bytes_device=self.ctx.key_sizes()["galois_keys"],
+                          setup_upload_bytes=database.disk_bytes(), streams=self.streams, workers=self.workers,
+                          host_workers=self.host_workers if self.host is not None else None,
+                          host_kernels=self.host._eng.path if self.host is not None else None,
+                          estimate_bytes=self.estimate["total"],
+                          **{f"{k}_s": v for k, v in self.timer.seconds.items()})
+        self.timer.seconds.clear()
 
-    def _track(self) -> None:
-        used = _device_used(self.xp)
-        if used is not None:
-            self.peak_device = max(self.peak_device or 0, used)
+    def _prerotate(self, k: int) -> int:
+        """Eq. 8 on the device: diagonal j n1 + i of group k rotated by -j n1 (the temporary keys)."""
+        group = self.diagonals[k]
+        for i in range(self.n1, self.layout.l):
+            group[i] = self.ctx.rotate(group[i], -(i // self.n1) * self.n1)
+        return self.layout.l - self.n1
+
+    def close(self) -> None:
+        """Release the stream pool's threads and the device's data (diagonals, keys)."""
+        self.pool.close()
+        self.diagonals = []
+        for c in (self.ctx, self.host):
+            if c is not None:
+                c.close()
+
+    def __enter__(self) -> "DeviceServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ online phase
+    def _to_device(self, ct):
+        """A host ciphertext's arrays copied to the device as they are (no serialization: the raw upload)."""
+        raw = self.ctx._eng.upload(ct.raw)
+        return Ciphertext(raw, self.ctx, depth=ct.depth, level=ct.level, size=ct.size, pending=ct.pending,
+                          bound=ct.bound)
+
+    def _host_baby_steps(self, query: memoryview) -> list:
+        """The query and its n1 - 1 baby-step rotations on the host: the steps split over ``host_workers``
+        threads, each a hoisted rotation of its share."""
+        q = self.host.deserialize(query, guard=True)
+        steps = list(range(1, self.n1))
+        shares = [steps[i::self.host_workers] for i in range(self.host_workers) if steps[i::self.host_workers]]
+        with ThreadPoolExecutor(len(shares)) as threads:
+            rotated = {}
+            for part in threads.map(lambda share: self.host.rotate_many(q, share), shares):
+                rotated.update(part)
+        return [q] + [rotated[i] for i in steps]
+
     def _table(self, query: bytes) -> list:
-        """Step 1: the rotated queries on the device (uploads counted); ``query``: a :meth:`Client.query
+        """Step 1: the rotated queries on the device (transfers counted); ``query``: a :meth:`Client.query
         <hepkg.facesearch.protocol.Client.query>` message (its dimension checked against the database's)."""
         ctx = self.ctx
         query = self.db.query(ctx, query)
-        if self.variant == "hydia-dg":
+        if self.variant in ("hydia-dg", "bsgs-tbs-ku"):
             with self.timer.phase("upload"):
                 q = ctx.deserialize(query, guard=True)
             self.transfers.update(up_cts=1, up_bytes=len(query))
+            if self.plan["lent"]:
+                with self.timer.phase("key_upload"):
+                    self.transfers["up_key_bytes"] = upload_keys(ctx, self.host, self.plan["lent"])
+                self.transfers["up_keys"] = len(self.plan["lent"])
             with self.timer.phase("baby_steps"), ctx.counting() as ops:
                 rot = ctx.rotate_many(q, range(1, self.n1))
+            if self.plan["lent"]:
+                keep_keys(ctx, self.plan["device"])
             self.counts["baby_rotations_device"] = ops["rotate"]
             return [q] + [rot[i] for i in range(1, self.n1)]
         with self.timer.phase("baby_steps"), self.host.counting() as ops:   # on the host (Sec. 5.1.3)
-            q = self.host.deserialize(query, guard=True)
-            rot = self.host.rotate_many(q, range(1, self.n1))
-            blobs = [self.host.serialize(q)] + [self.host.serialize(rot[i]) for i in range(1, self.n1)]
+            host_table = self._host_baby_steps(query)
         self.counts["baby_rotations_host"] = ops["rotate"]
         with self.timer.phase("upload"):
-            table = [ctx.deserialize(b) for b in blobs]
-        self.transfers.update(up_cts=len(blobs), up_bytes=sum(map(len, blobs)))
+            table = [self._to_device(ct) for ct in host_table]
+        self.transfers.update(up_cts=len(table), up_bytes=sum(int(ct.raw.data.nbytes) for ct in host_table))
         return table
 
     def _group(self, table: list, k: int, weight: float = 1.0):
         """Similarity of group k (Algorithm 3, lines 14-22): per giant step, n1 products unrelinearized,
         one relinearization and rescale, the on-demand giant rotation; then the comparison."""
-        ctx = self.ctx
-        with ctx.counting() as ops:
-            acc = self._similarity(table, self.diagonals[k])
-        self.counts["similarity_mul_ct"] = self.counts.get("similarity_mul_ct", 0) + ops["mul_ct"]
-        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu", weight=weight)
-
-    def _similarity(self, table: list, diags: list):
-        ctx, acc = self.ctx, None
+        ctx, diags, acc, products = self.ctx, self.diagonals[k], None, 0
         for j in range(self.n2):
             part = None
             for i in range(min(self.n1, self.layout.l - j * self.n1)):
                 prod = ctx.mul(table[i], diags[j * self.n1 + i], relin=False)
                 part = prod if part is None else ctx.add(part, prod)
+                products += 1
             part = ctx.rescale(ctx.relinearize(part))
             if j:
                 part = ctx.rotate(part, j * self.n1)
             acc = part if acc is None else ctx.add(acc, part)
-        return acc
+        with self._lock:
+            self.counts["similarity_mul_ct"] = self.counts.get("similarity_mul_ct", 0) + products
+        return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu", weight=weight)
 
-    def compared(self, query: bytes, weight: float = 1.0) -> list:
-        """Steps 1-2: the G comparison ciphertexts (times ``weight``), groups in waves of S over the stream pool."""
+    def compared(self, query: bytes, weight: float = 1.0, *, groups=None, streams: int | None = None) -> list:
+        """Steps 1-2: the comparison ciphertexts (times ``weight``) of ``groups`` (default: every group, in order;
+        an index may repeat, as the stream experiment does), ``streams`` (default: the pool's) in flight."""
         self.transfers, self.counts = {}, {}
         table = self._table(query)
-        self._track()
-        out = [None] * self.layout.groups
-        pool = _Streams(self.xp, self.streams)
-        with self.timer.phase("similarity_comparison"), self.ctx.counting() as ops:
-            for wave in range(0, self.layout.groups, self.streams):
-                for k in range(wave, min(wave + self.streams, self.layout.groups)):
-                    with pool.use(k):
-                        out[k] = self._group(table, k, weight)
-                pool.synchronize()
-                self._track()
+        groups = range(self.layout.groups) if groups is None else list(groups)
+        pool = self.pool if streams in (None, self.streams) else StreamPool(self.xp, _positive("streams", streams))
+        try:
+            with self.timer.phase("similarity_comparison"), self.ctx.counting() as ops:
+                out = pool.map(lambda k: self._group(table, k, weight), groups)
+        finally:
+            if pool is not self.pool:
+                pool.close()
         self.counts.update(giant_rotations=ops["rotate"], mul_ct=ops["mul_ct"], relinearize=ops["relinearize"])
+        return out
+
+    def _query(self, fn):
+        """``fn()`` with its device memory measured: the server's online peak is the largest query's rise above
+        what it holds resident."""
+        with window(self.xp) as mem:
+            out = fn()
+        if mem is not None:
+            peak = self.memory["resident"] + mem.rise
+            self.memory["online_peak"] = max(self.memory["online_peak"] or 0, peak)
         return out
 
     def membership(self, query: bytes, aggregate: str = "sum") -> bytes:
@@ -365,6 +341,9 @@ class DeviceServer:
         ciphertext down either way."""
         if aggregate not in ("sum", "slots"):
             raise ValueError(f"aggregate must be 'sum' or 'slots' on the device, got {aggregate!r}")
+        return self._query(lambda: self._membership(query, aggregate))
+
+    def _membership(self, query: bytes, aggregate: str) -> bytes:
         level = self.compared(query, sum_weight(self.layout.slots) if aggregate == "sum" else 1.0)
         with self.timer.phase("aggregation"), self.ctx.counting() as ops:
             while len(level) > 1:
@@ -377,16 +356,17 @@ class DeviceServer:
         with self.timer.phase("download"):
             out = membership_answer(self.ctx, total, aggregate, self.layout)
         self.transfers.update(down_cts=1, down_bytes=len(out))
-        self._track()
         return out
 
     def identify(self, query: bytes) -> list[bytes]:
         """Algorithm 4: the G comparison ciphertexts downloaded."""
+        return self._query(lambda: self._identify(query))
+
+    def _identify(self, query: bytes) -> list[bytes]:
         cts = self.compared(query)
         with self.timer.phase("download"):
             out = [self.ctx.serialize(ct) for ct in cts]
         self.transfers.update(down_cts=len(out), down_bytes=sum(map(len, out)))
-        self._track()
         return out
 
 
@@ -399,162 +379,5 @@ def expected_table2(variant: str, l: int, groups: int, n1: int | None = None) ->
                     down_membership=1, down_membership_slots=1, down_identification=groups)
     n1, n2 = bsgs_shape(l, n1)
     return dict(baby_rotations=n1 - 1, giant_rotations=(n2 - 1) * groups, online_rotations=(n1 - 1) + (n2 - 1) * groups,
-                mul_per_group=l, up_cts=n1, down_membership=1, down_membership_slots=1,
-                down_identification=groups)
-
-
-
-# ---------------------------------------------------------------------------- a measured trial
-
-def _identified(values: np.ndarray) -> list[int]:
-    return np.flatnonzero(np.asarray(values) > 0.5).tolist()
-
-
-_CLIENTS: dict = {}
-
-
-def _client_context(params: str, steps: tuple, insecure: bool):
-    """The client's secret context and its key-generation seconds: made on numpy (the client is a CPU party,
-    and its keys never occupy the device), once per process for a parameter set and key plan (0 s when reused)."""
-    key = (params, steps, insecure)
-    if key in _CLIENTS:
-        return _CLIENTS[key], 0.0
-    t0 = time.perf_counter()
-    with _array_module("numpy"):
-        ctx = he.context("rns", params, rotations=list(steps), policy="exact", insecure=insecure)
-    _CLIENTS.clear()   # one client at a time: its keys are the largest thing the host holds
-    _CLIENTS[key] = ctx
-    return ctx, time.perf_counter() - t0
-
-
-def measure(config: dict) -> list[dict]:
-    """One database, every variant of ``config['variants']`` (and, with ``cpu_baseline``, the CPU
-    BSGS-Diagonal on the same machine): setup, then ``reps`` rounds of three queries each: membership as the
-    paper's (``aggregate="sum"``, timed: ``membership_s``, its transfers Table 2's), membership for the slot rule
-    (``"slots"``: ``membership_slots_s``, ``membership_slots_*`` transfers) and identification.
-
-    ``config``: params, K, Km, l, kappa, reps, seed, insecure, variants, cpu_baseline, n1, margin (the slot
-    rule's, 0.05; all optional but the first five). One client context holds the union of the variants' keys
-    (each server keeps only its plan's), reused across calls (``keygen_s`` is then 0). Membership is decided
-    (``member``, ``member_rule``) by :class:`~hepkg.facesearch.decision.SlotRule` (GPU path) on the "slots"
-    answer where it is sound (``slot_sound``), else from the identification answer; ``slot_member`` and
-    ``paper_member`` (the paper's rule on the summed count) are recorded either way. Every query is checked
-    against numpy on the plaintext scores: the count and the slot values against the polynomial summed
-    (``count_error``, ``slot_error``), each decision against the same rule on those numpy values, the
-    identified indices against the numpy polynomial's; ``truth_member`` (some score >= delta) must equal
-    ``member`` unless a score lies within the margin of delta (``in_band``, where neither rule is guaranteed).
-    ``correct`` is all of these; ``planted_found`` says whether the planted matches are among the identified.
-    One row per variant and repetition; a variant whose memory estimate does not fit the device gets one row
-    with ``status`` 'refused: ...' (the paper's out-of-memory cells)."""
-    import pathlib
-    import tempfile
-
-    from hepkg.bench.memory import peak_rss, reset_peak_rss
-    from hepkg.datasets.faces import synthetic_database
-
-    from .packing import normalize
-    from .protocol import Client, Enroller, Server, key_steps
-
-    params, K, l, kappa = config["params"], config["K"], config["l"], config.get("kappa", 8)
-    variants, n1 = config.get("variants", VARIANTS), config.get("n1")
-    slots = he.get_params(params).n // 2
-    steps = set().union(*(key_plan(v, l, slots, n1)["generated"] for v in variants))
-    if config.get("cpu_baseline"):
-        steps |= set(key_steps("bsgs-diagonal", l, slots, n1))
-    ctx, keygen_s = _client_context(params, tuple(sorted(steps)), bool(config.get("insecure", False)))
-    data = synthetic_database(K, config["Km"], l, seed=config.get("seed", 0))
-    scores = normalize(data.database) @ normalize(data.query)
-    layout = Layout(K, l, slots)
-    padded = np.zeros(layout.groups * slots)
-    padded[:K] = scores
-    p = chebyshev.compare_numpy(padded, kappa, path="gpu")
-    rule = SlotRule(kappa, layout, margin=config.get("margin", 0.05), path="gpu")
-    want_ids, numpy_count, numpy_slots = _identified(p[:K]), float(p.sum()), p.reshape(layout.groups, slots).sum(0)
-    client, public = Client(ctx), ctx.to_bytes()
-    enroller = Enroller(ctx.public())
-    xp_name = os.environ.get("HEPKG_RNS_XP", "numpy")
-    numpy_slot_member = rule.member(numpy_slots)
-    base = dict(params=params, N=2 * slots, K=K, Km=config["Km"], l=l, kappa=kappa, groups=layout.groups, xp=xp_name,
-                keygen_s=keygen_s)
-    decision = dict(slot_sound=rule.sound, numpy_count=numpy_count,
-                    member_rule="slot rule" if rule.sound else "identification",
-                    member_numpy=numpy_slot_member if rule.sound else bool(want_ids),
-                    truth_member=bool((scores >= chebyshev.DELTA).any()),
-                    in_band=bool((np.abs(scores - chebyshev.DELTA) < rule.margin).any()))
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="hepkg-fsgpu-") as tmp:
-        dbs = {}
-
-        def enrolled(pre):
-            if pre not in dbs:
-                t = time.perf_counter()
-                dbs[pre] = (enroller.enroll(data.database, pathlib.Path(tmp) / f"db{pre or 0}", prerotate_n1=pre),
-                            time.perf_counter() - t)
-            return dbs[pre]
-
-        query = client.query(data.query)
-        for v in variants:
-            pre = bsgs_shape(l, n1)[0] if v == "bsgs-tbe" else None
-            db, enroll_s = enrolled(pre)
-            reset_peak_rss()
-            try:
-                server = DeviceServer(public, db, v, fingerprint=he.fingerprint(public), kappa=kappa, n1=n1)
-            except rdev.DeviceMemoryError as exc:   # the paper's out-of-memory cells, refused before loading
-                rows.append(base | dict(variant=v, approach=PAPER_NAME[v], status=f"refused: {exc}"))
-                continue
-            dev = server.device
-            for rep in range(config.get("reps", 1)):
-                server.timer.seconds.clear()
-                t = time.perf_counter()
-                answer = server.membership(query)
-                membership_s = time.perf_counter() - t
-                m_phase, m_tr, m_counts = dict(server.timer.seconds), dict(server.transfers), dict(server.counts)
-                t = time.perf_counter()
-                slot_answer = server.membership(query, aggregate="slots")
-                slots_s, s_tr = time.perf_counter() - t, dict(server.transfers)
-                s_rot = server.counts["aggregation_rotations"]
-                server.timer.seconds.clear()
-                t = time.perf_counter()
-                ids = client.indicators(server.identify(query), layout)
-                identify_s = time.perf_counter() - t
-                count, slot_values = client.count(answer, "sum"), client.slot_values(slot_answer)[:slots]
-                got_ids, slot_member, paper = _identified(ids), rule.member(slot_values), paper_member(count)
-                member = slot_member if rule.sound else bool(got_ids)
-                rows.append(base | decision | dict(
-                    variant=v, approach=PAPER_NAME[v], status="measured", rep=rep, device=dev.name,
-                    device_kind=dev.kind, sms=dev.sms,
-                    enroll_s=enroll_s, setup_s=server.stats["setup_s"], membership_s=membership_s,
-                    membership_slots_s=slots_s, identify_s=identify_s,
-                    **{f"phase_{k}_s": s for k, s in m_phase.items()},
-                    **{f"membership_{k}": x for k, x in m_tr.items()},
-                    **{f"membership_slots_{k}": x for k, x in s_tr.items()},
-                    membership_slots_aggregation_rotations=s_rot,
-                    **{f"identify_{k}": x for k, x in server.transfers.items()}, **m_counts,
-                    **{k: x for k, x in server.stats.items() if k != "setup_s"},
-                    estimate_online_bytes=server.estimate["online"],
-                    estimate_setup_bytes=server.estimate["setup"], device_peak_bytes=server.peak_device,
-                    rss_peak_bytes=peak_rss(), count=count, count_error=abs(count - numpy_count),
-                    slot_error=float(np.abs(slot_values - numpy_slots).max()),
-                    ids_error=float(np.abs(ids - p[:K]).max()), member=member, slot_member=slot_member,
-                    paper_member=paper,
-                    correct=bool(got_ids == want_ids and member == decision["member_numpy"]
-                                 and slot_member == numpy_slot_member and paper == paper_member(numpy_count)
-                                 and (decision["in_band"] or member == decision["truth_member"])),
-                    planted_found=bool(set(data.matches.tolist()) <= set(got_ids))))
-            del server
-        if config.get("cpu_baseline"):
-            db, enroll_s = enrolled(None)
-            server = Server(ctx.public(), db)
-            for rep in range(config.get("reps", 1)):
-                t = time.perf_counter()
-                answer = server.membership(query, "bsgs-diagonal", kappa, n1=n1)
-                membership_s = time.perf_counter() - t
-                t = time.perf_counter()
-                got_ids = _identified(client.indicators(server.identify(query, "bsgs-diagonal", kappa, n1=n1), layout))
-                rows.append(base | dict(variant="bsgs-cpu-dg", approach="BSGS-CPU-DG", status="measured", rep=rep,
-                                        device=device_info(np).name, device_kind="cpu", enroll_s=enroll_s,
-                                        membership_s=membership_s, identify_s=time.perf_counter() - t,
-                                        rss_peak_bytes=peak_rss(), correct=bool(got_ids == _identified(
-                                            chebyshev.compare_numpy(scores, kappa))),
-                                        planted_found=bool(set(data.matches.tolist()) <= set(got_ids))))
-    return rows
+                mul_per_group=l, up_cts=1 if variant == "bsgs-tbs-ku" else n1, down_membership=1,
+                down_membership_slots=1, down_identification=groups)

@@ -204,34 +204,45 @@ class Enroller:
         self.ctx = require_public(ctx, "the face-search enroller")
 
     def enroll(self, db, folder, *, prerotate_n1: int | None = None, overwrite: bool = False,
-               progress: bool = False) -> EncryptedDatabase:
-        """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS.
+               progress: bool = False, workers: int = 1) -> EncryptedDatabase:
+        """Normalize ``db`` (K x l), pack, encrypt and write it to ``folder``; ``prerotate_n1`` for textbook BSGS;
+        ``workers`` threads encrypt and write the diagonals (the rns engine and the writes release the GIL).
 
-        The folder is written as ``.<name>.enrolling-<pid>`` beside it, then put in place at once
-        (:func:`hepkg.atomic.replace_folder`: with ``overwrite``, a reader sees the old database or the new
-        one, whole); such folders left by enrollments that were killed (their pid gone) are removed first."""
+        Every argument is checked before anything is encrypted. The folder is written as
+        ``.<name>.enrolling-<pid>`` beside it, then put in place at once (:func:`hepkg.atomic.replace_folder`: with
+        ``overwrite``, a reader sees the old database or the new one, whole); such folders left by enrollments that
+        were killed (their pid gone) are removed first."""
         folder = pathlib.Path(folder)
         if folder.exists() and not overwrite:
             raise FileExistsError(f"{folder} exists; pass overwrite=True to replace it")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
         db = normalize(db)
         if db.ndim != 2:
             raise ValueError(f"the database must be a K x l matrix, got shape {db.shape}")
         layout = Layout(db.shape[0], db.shape[1], self.ctx.params.n // 2)
+        if prerotate_n1 is not None and not _MANIFEST_FIELDS["prerotate_n1"](prerotate_n1):
+            raise ValueError(f"prerotate_n1 must be None or a positive integer, got {prerotate_n1!r}")
+        if prerotate_n1 is not None:
+            bsgs_shape(layout.l, prerotate_n1)    # a baby step n1 in [1, l]
         manifest = _manifest(layout, prerotate_n1, self.ctx.key_id, os.urandom(8).hex())
         atomic.clean_stale(folder.parent, _ENROLLING)
         tmp = folder.with_name(f".{folder.name}.enrolling-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         from tqdm.auto import tqdm
+
+        def write(k: int, i: int, row: np.ndarray) -> None:
+            ct = self.ctx.serialize(self.ctx.encrypt(row))
+            (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(envelope.pack(
+                "face-diagonal", _diagonal_meta(manifest, k, i), ct, key=self.ctx.session_key))
         try:
-            bar = tqdm(total=layout.groups * layout.l, desc="enroll", disable=not progress)
-            for k in range(layout.groups):
-                (tmp / f"g{k:05d}").mkdir(parents=True)
-                for i, row in enumerate(group_diagonals(db, layout, k, prerotate_n1=prerotate_n1)):
-                    ct = self.ctx.serialize(self.ctx.encrypt(row))
-                    (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(envelope.pack(
-                        "face-diagonal", _diagonal_meta(manifest, k, i), ct, key=self.ctx.session_key))
-                    bar.update()
-            bar.close()
+            with tqdm(total=layout.groups * layout.l, desc="enroll", disable=not progress) as bar, \
+                    ThreadPoolExecutor(workers) as pool:
+                for k in range(layout.groups):
+                    (tmp / f"g{k:05d}").mkdir(parents=True)
+                    rows = group_diagonals(db, layout, k, prerotate_n1=prerotate_n1)
+                    for _ in pool.map(write, [k] * layout.l, range(layout.l), rows):
+                        bar.update()
             atomic.write_text(tmp / _MANIFEST, json.dumps(manifest))
             atomic.replace_folder(tmp, folder)
         except BaseException:

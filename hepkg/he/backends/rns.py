@@ -64,14 +64,20 @@ def _unpack(data: bytes, members: int, words: int, what: str) -> dict:
         return {k: z[k] for k in z.files}
 
 
+def engine_params(params) -> RnsParams:
+    """The rns engine's parameters for a hepkg parameter set (its primes, P and digits: what a context builds),
+    without building a context (device pipelines size their memory from them before loading anything)."""
+    return fitted(params.name, params.n, params.scale_bits, tuple(params.qi_bits[:-1]), params.ks_digits,
+                  _DEFAULT_DNUM)
+
+
 class RnsContext(Context):
     backend = "rns"
     schemes = ("ckks",)
 
     # ------------------------------------------------------------------ parameters and keys
     def _rns_params(self) -> RnsParams:
-        p = self.params   # security is judged by Context._check_built on what is built
-        return fitted(p.name, p.n, p.scale_bits, tuple(p.qi_bits[:-1]), p.ks_digits, _DEFAULT_DNUM)
+        return engine_params(self.params)   # security is judged by Context._check_built on what is built
 
     def _engine(self, keys=None) -> CKKS:
         return CKKS(self._rns_params(), xp=self._xp, keys=keys)
