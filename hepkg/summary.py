@@ -64,7 +64,7 @@ SECTIONS = {
     "facesearch": ("BSGS-Diagonal encrypted face search", "face_search_bsgs_gpu.txt",
                    "facesearch.bsgs_membership_faster"),
     "facesearch_gpu": ("Face search on the GPU (rns engine)", "face_search_bsgs_gpu.txt",
-                       "facesearch_gpu.tbs_membership_2p14"),
+                       "facesearch_gpu.tbs_h200_times"),
     "omr": ("SophOMR: oblivious message retrieval", "sophomr_oblivious_message_retrieval.txt",
             "omr.digest_speedup_2_16"),
 }
