@@ -49,7 +49,7 @@ def test_main_saves_tagged_tables_of_the_named_array_module(tmp_path, monkeypatc
 
 @pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
 def test_engine_beside_openfhe_on_the_same_moduli_sizes():
-    """numpy, numba at 1 and 2 threads and OpenFHE at 1 and 2 threads in one interleaved run; ratios over
+    """numpy, numba at 1 and 2 threads and OpenFHE at 1 and 2 threads in one run, op by op; ratios over
     single-threaded OpenFHE."""
     pytest.importorskip("numba")
     mine = fitted(TOY.name, TOY.n, TOY.scale_bits, TOY.qi_bits[:-1])
@@ -67,21 +67,18 @@ def test_engine_beside_openfhe_on_the_same_moduli_sizes():
     assert table.query("backend == 'openfhe' and op == 'ntt'").note.str.contains("not exposed").all()
 
 
-def test_openfhe_threads_are_set_per_call():
+def test_openfhe_runs_each_thread_count_in_a_process_of_its_own():
+    """OpenFHE fixes its threads when it loads (omp_set_num_threads later changes nothing): each side is a process
+    started with its OMP_NUM_THREADS, and says how many threads its OpenMP runtime has."""
     pytest.importorskip("openfhe")
-    import ctypes
-    import pathlib
-
-    import openfhe
-    lib = sorted(pathlib.Path(openfhe.__file__).parent.glob("lib/libgomp*.so*"))
-    gomp = ctypes.CDLL(str(lib[0])) if lib else ctypes.CDLL("libgomp.so.1")
-    before = gomp.omp_get_max_threads()
-    try:
-        for count in (1, 3):
-            rns_ops.openfhe_threads(count)
-            assert gomp.omp_get_max_threads() == count
-    finally:
-        gomp.omp_set_num_threads(before)
+    for count in (1, 2):
+        side = rns_ops.OpenfheSide(TOY.name, count, insecure=True)
+        try:
+            assert side.omp_threads == count
+            assert side.time("rotate") > 0 and side.time("ntt") is None
+        finally:
+            side.close()
+        assert not side.proc.is_alive()
 
 
 def test_sets_and_array_modules():

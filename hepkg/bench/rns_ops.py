@@ -3,12 +3,14 @@
 ``python -m hepkg.bench.rns_ops [--n 15 16] [--depth 9 11] [--reps 5] [--paths numpy numba cupy] [--threads 1 2]
 [--save [--tag T]]`` times, for each ring degree 2^n and depth, the engine's own full-size set
 (``rns-ckks-<N>-d<depth>``) and hepkg's OpenFHE set of the same shape (``ckks-<N>-d<depth>``; at N = 2^16 the
-2^15 set's moduli, see :func:`engine_sets`), every side interleaved in one run (one warm-up round):
+2^15 set's moduli, see :func:`engine_sets`), every side in one run:
 
 - the engine on each kernel path (:mod:`hepkg.rns.device`): ``numpy`` (the reference, one thread), ``numba``
   (the compiled CPU kernels, at each thread count of ``--threads``) and ``cuda`` (CuPy, where a GPU is visible);
-- OpenFHE at each thread count (its OpenMP threads set per call, ``omp_set_num_threads`` of the libgomp its
-  wheel ships); where OpenFHE is not installed (a GPU machine, say) its rows say so.
+- OpenFHE at each thread count, each in a process started with that OMP_NUM_THREADS (OpenFHE fixes its threads
+  when it loads); where OpenFHE is not installed (a GPU machine, say) its rows say so.
+
+Each round times every side's ops in turn (one warm-up round, then ``--reps``), each call timed where it runs.
 
 The ops: ``ntt``: forward NTT of one fresh ciphertext, both polynomials, every limb (OpenFHE's python
 bindings do not expose its NTT: no OpenFHE row); ``mul_relin_rescale``: ciphertext x ciphertext,
@@ -195,9 +197,8 @@ def openfhe_calls(params, insecure: bool = False, seed: int = 0) -> tuple:
                  "hoist_k": lambda: ctx._rotate_hoisted(a, steps)}
 
 
-def openfhe_threads(count: int) -> None:
-    """Set the OpenMP threads of OpenFHE's next calls from this thread (the libgomp its wheel ships, else the
-    system's); RuntimeError where no libgomp is found."""
+def _omp_max_threads() -> int | None:
+    """omp_get_max_threads() of the OpenMP runtime OpenFHE loaded (its wheel's libgomp, else the system's)."""
     import ctypes
     import ctypes.util
     import pathlib
@@ -206,19 +207,106 @@ def openfhe_threads(count: int) -> None:
 
     bundled = sorted(pathlib.Path(openfhe.__file__).parent.glob("lib/libgomp*.so*"))
     name = str(bundled[0]) if bundled else ctypes.util.find_library("gomp")
-    if not name:
-        raise RuntimeError("OpenFHE's OpenMP runtime (libgomp) was not found: its threads cannot be set")
-    ctypes.CDLL(name).omp_set_num_threads(int(count))
+    return ctypes.CDLL(name).omp_get_max_threads() if name else None
 
 
-def _with_threads(calls: dict, set_threads, count: int) -> dict:
-    """``calls`` each preceded by ``set_threads(count)`` (microseconds, inside the timed call)."""
-    def wrap(fn):
-        def call():
+def _openfhe_worker(conn, params, insecure: bool, seed: int) -> None:
+    """A process of OpenFHE's ops: says ("ready", its OpenMP threads), then times each op it is sent (seconds back;
+    None ends it)."""
+    import time
+
+    ctx, calls = openfhe_calls(params, insecure, seed)
+    try:
+        conn.send(("ready", _omp_max_threads()))
+        while (op := conn.recv()) is not None:
+            fn = calls[op]
+            t = time.perf_counter()
+            fn()
+            conn.send(time.perf_counter() - t)
+    finally:
+        ctx.close()
+
+
+class OpenfheSide:
+    """OpenFHE's ops in a process of their own, started with OMP_NUM_THREADS = ``threads``: OpenFHE fixes its
+    threads when it loads (its ParallelControls: omp_set_num_threads later changes nothing), so each thread count
+    is a process. Each op is timed in the process, as the engine's are in this one."""
+
+    def __init__(self, params, threads: int, *, insecure: bool = False, seed: int = 0):
+        import multiprocessing
+
+        mp = multiprocessing.get_context("spawn")
+        self.conn, child = mp.Pipe()
+        before = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(threads)          # the child's environment, read when OpenFHE loads
+        try:
+            self.proc = mp.Process(target=_openfhe_worker, args=(child, params, insecure, seed), daemon=True)
+            self.proc.start()
+        finally:
+            if before is None:
+                os.environ.pop("OMP_NUM_THREADS")
+            else:
+                os.environ["OMP_NUM_THREADS"] = before
+        child.close()
+        if not self.conn.poll(600):
+            self.close()
+            raise RuntimeError(f"OpenFHE's worker ({threads} threads) did not start within 10 minutes")
+        _, self.omp_threads = self.conn.recv()
+        if self.omp_threads != threads:
+            self.close()
+            raise RuntimeError(f"OpenFHE's worker runs {self.omp_threads} OpenMP threads, not the {threads} asked")
+
+    def time(self, op: str) -> float | None:
+        """Seconds of one call of ``op`` in the worker (None for the NTT, which OpenFHE's bindings do not expose)."""
+        if op == "ntt":
+            return None
+        self.conn.send(op)
+        return self.conn.recv()
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except (BrokenPipeError, OSError):
+            pass
+        self.proc.join(30)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+def _local(calls: dict, set_threads=None, count: int | None = None):
+    """A timer of this process's ``calls``: seconds of one call of an op (``set_threads(count)`` first, outside the
+    time), None for an op it lacks."""
+    import time
+
+    def timer(op: str):
+        fn = calls.get(op)
+        if fn is None:
+            return None
+        if set_threads is not None:
             set_threads(count)
-            return fn()
-        return call
-    return {op: wrap(fn) for op, fn in calls.items()}
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
+    return timer
+
+
+def _rounds(sides: dict, reps: int, desc: str):
+    """Every side's ops in rounds (one warm-up, then ``reps``), op by op, the sides in turn: a table of
+    (method = 'side|op', rep, wall_s)."""
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    ops = ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
+    rows = []
+    with tqdm(total=(reps + 1) * len(ops) * len(sides), desc=desc, leave=False) as bar:
+        for r in range(reps + 1):
+            for op in ops:
+                for side, (_, _, timer) in sides.items():
+                    seconds = timer(op)
+                    if seconds is not None and r:
+                        rows.append(dict(method=f"{side}|{op}", rep=r - 1, wall_s=seconds))
+                    bar.update()
+    return pd.DataFrame(rows, columns=["method", "rep", "wall_s"])
 
 
 def launch_counts(params="rns-ckks-32768-d9", *, hoist: int = 3) -> dict:
@@ -347,9 +435,9 @@ def gpu_extras(eng, calls: dict, *, reps: int = 5) -> dict:
 
 
 def _sides(rns_params, openfhe_params, paths, threads, *, seed: int, insecure: bool) -> tuple:
-    """({side: (backend, threads, synchronized calls)}, {GPU side: (engine, raw calls)}, the OpenFHE context or
-    None, why OpenFHE has no rows or None)."""
-    sides, gpu = {}, {}
+    """({side: (backend, threads, timer)}, {GPU side: (engine, raw calls)}, OpenFHE's worker processes, why OpenFHE
+    has no rows or None)."""
+    sides, gpu, workers = {}, {}, []
     for path in paths:
         eng, raw = rns_calls(rns_params, path, seed)
         calls = {op: _synced(fn, eng.xp) for op, fn in raw.items()}
@@ -358,41 +446,38 @@ def _sides(rns_params, openfhe_params, paths, threads, *, seed: int, insecure: b
         if path == "numba":
             from hepkg.rns import cpu
             for t in threads:
-                sides[f"rns-numba-{t}t"] = ("rns-numba", t, _with_threads(calls, cpu.set_threads, t))
+                sides[f"rns-numba-{t}t"] = ("rns-numba", t, _local(calls, cpu.set_threads, t))
         else:
-            sides[f"rns-{path}"] = (f"rns-{path}", 1 if path == "numpy" else None, calls)
-    ctx, missing = None, _openfhe_missing(openfhe_params, rns_params)
+            sides[f"rns-{path}"] = (f"rns-{path}", 1 if path == "numpy" else None, _local(calls))
+    missing = _openfhe_missing(openfhe_params, rns_params)
     if missing is None:
-        ctx, calls = openfhe_calls(openfhe_params, insecure, seed)
         for t in threads:
-            sides[f"openfhe-{t}t"] = ("openfhe", t, _with_threads(calls, openfhe_threads, t))
-    return sides, gpu, ctx, missing
+            workers.append(OpenfheSide(openfhe_params, t, insecure=insecure, seed=seed))
+            sides[f"openfhe-{t}t"] = ("openfhe", t, workers[-1].time)
+    return sides, gpu, workers, missing
 
 
 def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, insecure: bool = False,
                    paths=None, threads=None):
     """The long table of one (N, depth): the engine (an rns set or its name) on each kernel path of ``paths``
     (None: every one found here; numba at each count of ``threads``, None: :func:`default_threads`) and the
-    OpenFHE set ``openfhe_params`` (a name or ParamSet; None: no such set) at each thread count, interleaved."""
+    OpenFHE set ``openfhe_params`` (a name or ParamSet; None: no such set) at each thread count (a process each),
+    op by op in rounds."""
     import pandas as pd
 
     import hepkg.he as he
     from hepkg.rns import get_params
 
-    from .repeat import interleaved
-
     rns_params = get_params(rns_params)
     threads = list(threads or default_threads())
-    sides, gpu, ctx, missing = _sides(rns_params, openfhe_params, paths or array_modules(), threads, seed=seed,
-                                      insecure=insecure)
+    sides, gpu, workers, missing = _sides(rns_params, openfhe_params, paths or array_modules(), threads, seed=seed,
+                                          insecure=insecure)
     try:
-        methods = {f"{side}|{op}": fn for op in ("ntt", "mul_relin_rescale", "rotate", "hoist_1", "hoist_k")
-                   for side, (_, _, calls) in sides.items() for fn in [calls.get(op)] if fn is not None}
-        runs = interleaved(methods, reps=reps, progress=False)
+        runs = _rounds(sides, reps, f"N=2^{rns_params.n.bit_length() - 1}, depth {rns_params.depth}")
         extras = {side: gpu_extras(eng, raw, reps=reps) for side, (eng, raw) in gpu.items()}
     finally:
-        if ctx is not None:
-            ctx.close()
+        for w in workers:
+            w.close()
     rows = [r | extras.get(side, {}).get(r["op"], {}) for side, (backend, t, _) in sides.items()
             for r in _rows(runs, side, backend, t)]
     if missing is not None:
@@ -402,8 +487,8 @@ def measure_config(rns_params, openfhe_params, *, reps: int = 5, seed: int = 0, 
                  for t in threads]
     out = pd.DataFrame(rows).assign(N=rns_params.n, depth=rns_params.depth).reindex(columns=COLUMNS)
     out["of_floor"] = 1e3 * out.median_ms / out.floor_us
-    if ctx is not None and ctx.params.name not in he.PARAMS:
-        out.loc[(out.backend == "openfhe") & out.note.isna(), "note"] = ctx.params.source
+    if missing is None and not isinstance(openfhe_params, str) and openfhe_params.name not in he.PARAMS:
+        out.loc[(out.backend == "openfhe") & out.note.isna(), "note"] = openfhe_params.source
     return _with_ratio(out.fillna({"note": ""}).astype({"reps": "Int64", "threads": "Int64"}))
 
 
