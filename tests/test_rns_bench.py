@@ -94,7 +94,8 @@ def test_sets_and_array_modules():
 def test_beside_published_divides_ours_by_the_papers_figures():
     table = rns_ops.measure_config("rns-test-4096-d3", None, reps=1, paths=["numpy"]).assign(N=32768)
     out = rns_ops.beside_published(table)
-    assert set(out.op) == {"hoist_step", "rotate", "ntt"} and (out.backend == "rns-numpy").all()
+    assert set(out.op) == {"hoist_step", "rotate", "ntt", "baby_steps"} and (out.backend == "rns-numpy").all()
+    assert (out.threads == 1).all()
     np.testing.assert_allclose(out.ratio, out.median_ms / out.published_ms)
     assert out.query("op == 'rotate'").published_ms.iloc[0] == pytest.approx(40 / 22)
 
