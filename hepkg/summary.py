@@ -44,10 +44,11 @@ REPRODUCES = {
     "omr": "SophOMR: Tables 3-7, Figs. 2, 3",
 }
 #: seconds per notebook at quick scale on 2 cores, nothing else running: quick runs write to artifacts/_quick/,
-#: outside git, so this is the one time kept here rather than read from a committed record (measure it with
-#: `make reproduce SCALE=quick`: its summary.md lists each notebook's computation)
-QUICK_S = {"quickstart": 5, "he_primitives": 15, "spmv": 60, "gemm": 90, "facesearch": 300, "facesearch_gpu": 140,
-           "omr": 60}
+#: outside git, so this is the one time kept here rather than read from a committed record. Measured: `make
+#: reproduce SCALE=quick` at a0ad66d on an idle 2-vCPU AMD EPYC, each notebook's time as the runner printed it
+#: (6 min 41 s in all, with the runner's start)
+QUICK_S = {"quickstart": 5, "he_primitives": 4, "spmv": 40, "gemm": 64, "facesearch": 97, "facesearch_gpu": 22,
+           "omr": 166}
 
 
 def claim_columns(claims: list[dict]) -> dict[str, int]:
