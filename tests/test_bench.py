@@ -36,6 +36,8 @@ def test_timer_measures_a_sleep():
 
 
 def test_peak_memory_sees_a_transient_numpy_array_in_rss():
+    import gc
+    gc.collect()          # earlier tests' garbage, freed inside the block, would lower its peak over the baseline
     with PeakMemory(interval=0.002) as m:
         a = np.ones(25_000_000)  # 200 MB, freed before the block ends: only the sampler sees it
         time.sleep(0.05)

@@ -48,7 +48,8 @@ def test_dockerignore_keeps_notebooks_artifacts_and_git_but_not_the_venv():
         parts = path.split("/")
         return any(fnmatch.fnmatch("/".join(parts[:i]), p) for i in range(1, len(parts) + 1) for p in patterns)
 
-    kept = [".git/HEAD", ".jupyterlab/overrides.json", *(str(f.relative_to(ROOT)) for f in [*ROOT.glob("notebooks/*"), *ROOT.glob("artifacts/*/*.*")])]
+    committed = [*ROOT.glob("notebooks/*.ipynb"), *(f for f in ROOT.glob("artifacts/*/*.*") if not f.parent.name.startswith("_"))]
+    kept = [".git/HEAD", ".jupyterlab/overrides.json", *(str(f.relative_to(ROOT)) for f in committed)]
     assert ignored(".venv/bin/python") and len(kept) > 10 and not [f for f in kept if ignored(f)]
 
 

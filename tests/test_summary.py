@@ -75,7 +75,8 @@ def test_a_section_page_is_derived_from_its_folder(tmp_path):
     folder.mkdir()
     (folder / "claims.json").write_text(json.dumps([
         dict(claim="spmv.headline_speedups", statement="s", source="T5", status="fails",
-             evidence=[dict(matrix="arc130", speedup_dense=23.3, kind_dense="measured", paper=30.1)]),
+             evidence={"arc130": dict(verdict="fails: below", ours=dict(value=23.3), paper=dict(value=30.1),
+                                      kind="measured")}),
         dict(claim="spmv.other", statement="a | b", source="T1", status="holds", evidence="x"),
         dict(claim="spmv.both", statement="s", source="T2", status="fails: below", evidence={},
              subjects={"the authors' program": "fails: below", "hepkg": "holds"})]))
@@ -129,7 +130,8 @@ def test_computation_sums_the_sessions_a_run_resumed_across_and_its_peak_is_its_
     assert (row["seconds"], row["peak_gb"]) == (7000.8, 11.6)  # each configuration's elapsed_s once
     assert summary.expected([row], "default") == {"omr": (7000.8, 11.6)}
     assert summary.expected([row], "full") == {"omr": (None, None)}
-    assert "| `omr` | SophOMR: Tables 3-7, Figs. 2, 3 | about 1 min | default: about 1.9 h, 11.6 GB |" in \
+    quick = summary.duration(summary.QUICK_S["omr"])
+    assert f"| `omr` | SophOMR: Tables 3-7, Figs. 2, 3 | {quick} | default: about 1.9 h, 11.6 GB |" in \
         summary.times_table([row])
     block = summary.commands_block([row])
     assert "about 1.9 h of computation on 2 cores, 11.6 GB at the peak (omr)" in block and "artifacts/_quick/" in block
