@@ -36,12 +36,16 @@ def test_timer_measures_a_sleep():
 
 
 def test_peak_memory_sees_a_transient_numpy_array_in_rss():
-    import gc
-    gc.collect()          # earlier tests' garbage, freed inside the block, would lower its peak over the baseline
+    import mmap
+
     with PeakMemory(interval=0.002) as m:
-        a = np.ones(25_000_000)  # 200 MB, freed before the block ends: only the sampler sees it
+        # 200 MB on fresh pages (an anonymous map: memory the process freed earlier and kept cannot stand in)
+        buf = mmap.mmap(-1, 200_000_000)
+        a = np.frombuffer(buf, dtype=np.uint8)
+        a[:] = 1              # freed before the block ends: only the sampler sees it
         time.sleep(0.05)
         del a
+        buf.close()
     assert m.delta_rss > 150e6
     assert m.peak_rss == m.baseline_rss + m.delta_rss
     assert set(m.as_dict()) == {"peak_rss", "delta_rss", "py_peak"}
