@@ -21,6 +21,22 @@ CKKS_BACKENDS = [b for b in os.environ.get("HEPKG_TEST_CKKS_BACKENDS", "sim,pyfh
                  if he.availability()[b]]
 
 
+#: the rns engine's circuit that the kernel paths must agree on bit for bit (tests/test_rns_cpu.py: numba against
+#: numpy; tests/test_rns_launches.py: CuPy on the stand-in against numpy): op -> (engine, ciphertext) -> ciphertext,
+#: with rotation keys for steps 1 and 5
+RNS_CIRCUIT = {
+    "encrypt": lambda e, a: a,
+    "mul_relin_rescale": lambda e, a: e.rescale(e.relinearize(e.mul(a, a))),
+    "relin_rescale_folded": lambda e, a: e.relinearize(e.mul(a, a), rescale=True),
+    "rotate": lambda e, a: e.rotate(a, 5),
+    "hoisted": lambda e, a: e.rotate_hoisted(a, [1, 5])[5],
+    "level1": lambda e, a: e.rotate_hoisted(e.rotate(e.relinearize(e.mul(a, a), rescale=True), 1), [5])[5],
+    "add_sub_neg": lambda e, a: e.negate(e.sub(e.add(a, a), e.rotate(a, 1))),
+    "mul_plain": lambda e, a: e.rescale(e.mul_plain(a, e.encode(np.full(8, 0.5)))),
+    "drop_level": lambda e, a: e.drop_level(a, 2),
+}
+
+
 #: test ids (prefixes) that take minutes on 2 cores and repeat what a quicker case of make test already covers:
 #: they carry the ``long`` marker and run in ``make test-long`` (CI runs both)
 LONG = (

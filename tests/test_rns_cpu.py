@@ -10,21 +10,13 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import RNS_CIRCUIT
 from hepkg.rns import CKKS, device
 from hepkg.rns.arith import Modulus, ntt_primes
 from hepkg.rns.device import COMPILED, array_module
 from hepkg.rns.ntt import NTT
 
 cpu = pytest.importorskip("hepkg.rns.cpu", reason="needs numba (pinned in pyproject)")
-
-OPS = {"encrypt": lambda e, a: a,
-       "mul_relin_rescale": lambda e, a: e.rescale(e.relinearize(e.mul(a, a))),
-       "rotate": lambda e, a: e.rotate(a, 5),
-       "hoisted": lambda e, a: e.rotate_hoisted(a, [1, 5])[5],
-       "level1": lambda e, a: e.rotate_hoisted(e.rotate(e.rescale(e.relinearize(e.mul(a, a))), 1), [5])[5],
-       "add_sub_neg": lambda e, a: e.negate(e.sub(e.add(a, a), e.rotate(a, 1))),
-       "mul_plain": lambda e, a: e.rescale(e.mul_plain(a, e.encode(np.full(8, 0.5)))),
-       "drop_level": lambda e, a: e.drop_level(a, 2)}
 
 
 def test_path_selection(monkeypatch):
@@ -70,7 +62,7 @@ def test_compiled_path_is_bit_identical_to_numpy(name, threads):
         assert (ref.keys.relin.b == fast.keys.relin.b).all() and (ref.keys.galois[5].a == fast.keys.galois[5].a).all()
         values = np.random.default_rng(3).uniform(-1, 1, ref.slots)
         a_r, a_f = ref.encrypt(values), fast.encrypt(values)
-        for op, run in OPS.items():
+        for op, run in RNS_CIRCUIT.items():
             want, got = run(ref, a_r), run(fast, a_f)
             assert (got.level, got.scale) == (want.level, want.scale), op
             assert (got.data == want.data).all(), op

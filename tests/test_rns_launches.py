@@ -13,6 +13,7 @@ that a change to them is a decision, not an accident.
 import numpy as np
 import pytest
 
+from conftest import RNS_CIRCUIT
 from hepkg.rns import CKKS, standin
 from hepkg.rns.ckks import Plaintext
 
@@ -80,14 +81,7 @@ def test_cupy_path_is_bit_identical_to_numpy(cp, name):
     values = np.random.default_rng(3).uniform(-1, 1, host.slots)
     pt = host.encode(values)
     a_h, a_d = host.encrypt(pt), dev.encrypt(Plaintext(cp.asarray(pt.data), pt.level, pt.scale))
-    ops = {"encrypt": lambda e, a: a,
-           "mul_relin_rescale": lambda e, a: e.rescale(e.relinearize(e.mul(a, a))),
-           "rotate": lambda e, a: e.rotate(a, 5),
-           "hoisted": lambda e, a: e.rotate_hoisted(a, [1, 5])[5],
-           "level1": lambda e, a: e.rotate_hoisted(e.rotate(e.rescale(e.relinearize(e.mul(a, a))), 1), [5])[5],
-           "add_sub_neg": lambda e, a: e.negate(e.sub(e.add(a, a), e.rotate(a, 1))),
-           "drop_level": lambda e, a: e.drop_level(a, 2)}
-    for op, run in ops.items():
+    for op, run in RNS_CIRCUIT.items():
         want, got = run(host, a_h), dev.download(run(dev, a_d))
         assert (got.level, got.scale) == (want.level, want.scale), op
         assert (got.data == want.data).all(), op

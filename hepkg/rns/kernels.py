@@ -46,6 +46,13 @@ __device__ __forceinline__ int ntt_cols(int logn, int log1) {
   int a = 1 << (logn - log1), b = HEPKG_NTT_SHARED >> log1;
   return a < b ? a : b;
 }
+// load a block's tile of the NTT's strided stages: ``cols`` columns of a row from col0 (element e of column c at
+// e n2 + col0 + c, held at sh[e cols + c]) and the twiddles w[0..n1), ws[0..n1) of the prime (tw, tw + n1)
+__device__ __forceinline__ void ntt_tile_load(u64* sh, u64* tw, const u64* row, const u64* W, const u64* WS,
+                                              int n1, int n2, int cols, int col0) {
+  for (int i = threadIdx.x; i < n1; i += blockDim.x) { tw[i] = W[i]; tw[n1 + i] = WS[i]; }
+  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x) sh[i] = row[(size_t)(i / cols) * n2 + col0 + i % cols];
+}
 __device__ __forceinline__ u64 reduce128(u64 hi, u64 lo, u64 q, u64 mu, u64 lsh, u64 osh) {
   // Barrett for x = hi 2^64 + lo < 2^(2k+2) (k = bits of q): the quotient estimate is at most 6 low
   u64 x1 = (hi << (64 - lsh)) | (lo >> lsh);
@@ -87,8 +94,7 @@ extern "C" __global__ void hepkg_rns_ntt_fwd_cols(const u64* in, u64* out, const
   u64* dst = out + (size_t)dst_row[job] * n;
   const u64 *W = w + (size_t)p * n, *WS = ws + (size_t)p * n;
   u64 Q = q[p], Q2 = Q + Q;
-  for (int i = threadIdx.x; i < n1; i += blockDim.x) { tw[i] = W[i]; tw[n1 + i] = WS[i]; }
-  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x) sh[i] = src[(size_t)(i / cols) * n2 + col0 + i % cols];
+  ntt_tile_load(sh, tw, src, W, WS, n1, n2, cols, col0);
   __syncthreads();
   for (int st = 0; st < log1; st++) {             // stride n2 t: element e of a column at e n2 + col
     int m = 1 << st, lt = log1 - st - 1, t = 1 << lt;
@@ -167,8 +173,7 @@ extern "C" __global__ void hepkg_rns_ntt_inv_cols(u64* x, const int* dst_row, co
   u64* row = x + (size_t)dst_row[job] * n;
   const u64 *W = iw + (size_t)p * n, *WS = iws + (size_t)p * n;
   u64 Q = q[p], Q2 = Q + Q;
-  for (int i = threadIdx.x; i < n1; i += blockDim.x) { tw[i] = W[i]; tw[n1 + i] = WS[i]; }
-  for (int i = threadIdx.x; i < cols * n1; i += blockDim.x) sh[i] = row[(size_t)(i / cols) * n2 + col0 + i % cols];
+  ntt_tile_load(sh, tw, row, W, WS, n1, n2, cols, col0);
   __syncthreads();
   for (int st = log1 - 1; st >= 0; st--) {
     int m = 1 << st, lt = log1 - st - 1, t = 1 << lt;
