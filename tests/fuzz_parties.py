@@ -100,10 +100,18 @@ def face_server_diagonals(forge):
 
 
 def face_client_answers(forge):
+    """A membership answer (counted, and aggregated per slot) and an identification answer, each forged."""
     ctx, public, db, client = _faces()
     answer = forge(ctx, public.serialize(public.encrypt([0.5])))
-    return [_outcome(lambda: client.count(answer)), _outcome(lambda: client.slot_values(answer)),
-            _outcome(lambda: client.indicators([answer], db.layout))]
+    lay = db.layout
+
+    def membership(aggregate):
+        meta = dict(aggregate=aggregate, K=lay.K, slots=lay.slots, groups=lay.groups)
+        return envelope.pack("face-membership", meta, answer, key=ctx.session_key)
+
+    return [_outcome(lambda: client.count(membership("count"))),
+            _outcome(lambda: client.slot_values(membership("slots"))),
+            _outcome(lambda: client.indicators([answer], lay))]
 
 
 def face_server_fold(forge):

@@ -453,3 +453,42 @@ def test_2_every_party_survives_a_forgery_that_crashes_the_parser():
 
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr[-3000:]}"
     assert out.stdout.split() == [x for name in fuzz_parties.ON_OPENFHE for x in (name, "True")], out.stdout
+
+
+@needs_openfhe
+@pytest.mark.parametrize("change, refused", [
+    ("modulus", "refused: the ciphertext payload does not hold 2 x 3 vectors"),
+    ("coefficient", "refused: the ciphertext payload holds coefficients at or above"),
+    ("value", "parsed"),
+])
+def test_2_a_forgery_that_parses_and_crashes_the_first_operation(change, refused):
+    """A payload whose second vector names another modulus parsed (in the guard's child too) and then killed the
+    interpreter in the first addition (std::terminate: "ModAddEq(): Called on NativeVectorT's with different
+    parameters"; found by the slow fuzz run, face-search server and spmv row-wise server). The parsed coefficients
+    are now copied into a ciphertext of the context's own making; a changed coefficient below its modulus is another
+    valid ciphertext."""
+    out = run_python(f"""
+        import numpy as np
+        import hepkg.he as he
+        from hepkg.he import envelope
+        c = he.context("openfhe", "bfv-8192-d2", rotations=[1], insecure=True)
+        ct = c.encrypt([1, 2, 3])
+        meta, payload = envelope.unpack(c.serialize(ct), "ciphertext", key=c.session_key)
+        meta.pop("kind")
+        p = bytearray(payload)
+        start, stop, q = c._vectors(bytes(p), 3)[1]
+        if "{change}" == "modulus":
+            p[stop:stop + 8] = (q - 2 ** 40).to_bytes(8, "little")
+        else:
+            p[start:start + 8] = (q if "{change}" == "coefficient" else 7).to_bytes(8, "little")
+        try:
+            got = c.add(c.deserialize(envelope.pack("ciphertext", meta, bytes(p), key=c.session_key), guard=True), ct)
+            c.rotate(got, 1)
+            print("parsed")
+        except he.CorruptedData as exc:
+            print("refused:", exc)
+        print(c.decrypt(c.add(c.deserialize(c.serialize(ct), guard=True), ct), 3))
+    """, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith(refused), out.stdout
+    assert out.stdout.strip().endswith("[2 4 6]")

@@ -820,13 +820,12 @@ class Context(ABC):
     def _parse(self, payload: bytes, meta: dict):
         """The library's ciphertext from ``payload``, checked against ``meta``."""
         try:
-            raw = self._deser(bytes(payload))
-            self._check_raw(raw, meta)
+            payload = bytes(payload)
+            return self._checked(self._deser(payload), meta, payload)
         except HEError:
             raise
         except Exception as exc:  # noqa: BLE001 - the library's own parse error
             raise CorruptedData(f"{self.backend} could not parse the ciphertext: {type(exc).__name__}: {exc}") from exc
-        return raw
 
     def _foreign_meta(self, data) -> dict | None:
         """The (unverified) metadata of a ciphertext of another session, to name it in the error."""
@@ -939,8 +938,10 @@ class Context(ABC):
     def _release(self) -> None:
         """Free what the library keeps beyond this object's lifetime (nothing by default)."""
 
-    def _check_raw(self, raw, meta: dict) -> None:
-        """CorruptedData when a parsed ciphertext contradicts its metadata (nothing checked by default)."""
+    def _checked(self, raw, meta: dict, payload: bytes):
+        """The ciphertext to use for ``raw``, parsed from ``payload``; CorruptedData when it contradicts its
+        metadata (by default ``raw``, unchecked)."""
+        return raw
 
     def _rotate_hoisted(self, x, steps: list[int]) -> list:
         """Several rotations of one ciphertext; a plain loop unless the backend hoists."""

@@ -45,6 +45,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 import weakref
 from collections import Counter
 
@@ -57,6 +58,9 @@ from ..errors import BackendUnavailable, ContextMismatch, CorruptedData, DepthEx
 from ..guard import in_child
 
 _BIN = ofhe.BINARY
+#: levels whose ciphertext template (see OpenFHEContext._rebuilt) a context keeps
+_TEMPLATES_KEPT = 4
+_TEMPLATES_LOCK = threading.Lock()
 #: payload part standing for evaluation keys already in this process's OpenFHE key maps
 _IN_PROCESS = b"hepkg:openfhe:evaluation-keys-in-this-process"
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADVANCEDSHE: EvalChebyshevFunction
@@ -283,8 +287,9 @@ class OpenFHEContext(Context):
             cc.Enable(feature)
         self._cc = cc
         self._order = cc.GetCyclotomicOrder()
-        primes, self._p = _moduli(cc, self.scheme)
-        self._q = tuple(q.bit_length() for q in primes)
+        self._primes, self._p = _moduli(cc, self.scheme)
+        self._q = tuple(q.bit_length() for q in self._primes)
+        self._templates = {}
         if self.scheme != "ckks" and not in_child():
             # openfhe-python 1.6.1 (upstream defect): the first packed encoding of a parameter set sets up
             # its encoding tables with OpenFHE's PRNG, and when that first encoding runs in a thread other
@@ -574,7 +579,7 @@ class OpenFHEContext(Context):
     def _deser(self, data: bytes):
         return ofhe.DeserializeCiphertextString(data, _BIN)
 
-    def _check_raw(self, raw, meta: dict) -> None:
+    def _checked(self, raw, meta: dict, payload: bytes):
         # An OpenFHE ciphertext carries its own copy of the crypto context. Deserializing one whose copy
         # differs from this context's (altered parameter bytes) yields a ciphertext of a new crypto
         # context that parses fine and then kills the process in Decrypt (SIGFPE, SIGABRT). OpenFHE hands
@@ -590,6 +595,91 @@ class OpenFHEContext(Context):
             raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
         if self.scheme != "bgv" and raw.GetLevel() != meta["level"]:
             raise CorruptedData(f"the ciphertext payload is at level {raw.GetLevel()}, its metadata says {meta['level']}")
+        return raw if in_child() else self._rebuilt(raw, payload)  # a guard's child only shows that parsing survives
+
+    # ------------------------------------------------------------------ rebuilding a parsed ciphertext
+    # A payload may carry this crypto context and still hold towers of another modulus, ring or length: it
+    # parses, and the first operation on it dies in OpenFHE's parallel code (std::terminate: "ModAddEq(): Called
+    # on NativeVectorT's with different parameters"). Its structure cannot be compared byte for byte (OpenFHE
+    # writes shared parameter objects once or again depending on the operations that made it), and a forked
+    # child cannot run an operation on it (libgomp's threads do not survive fork). So only its coefficients
+    # are kept: they are copied into a ciphertext this context made at that level, which is parsed instead.
+    def _rebuilt(self, raw, payload: bytes):
+        """``raw`` (parsed from ``payload``) as a ciphertext of this context's own making with its coefficients,
+        level, noise scale degree and scaling factor; CorruptedData where those are not what this context makes."""
+        level, degree, factor = raw.GetLevel(), raw.GetNoiseScaleDeg(), raw.GetScalingFactor()
+        template, slots, unit = self._template(level)
+        degrees = range(1, 3) if self.scheme == "ckks" else range(0, 3) if self.scheme == "bgv" else \
+            range(1, self.params.depth + 2)
+        if degree not in degrees or factor != unit ** (degree if self.scheme == "ckks" else 1):
+            raise CorruptedData(f"the ciphertext payload has noise scale degree {degree} and scaling factor {factor}; "
+                                f"{self.params.name} makes degrees {degrees.start}-{degrees.stop - 1}, each with its "
+                                f"power of {unit}")
+        found = self._vectors(payload, self._towers - level)
+        if found is None:
+            raise CorruptedData(f"the ciphertext payload does not hold 2 x {self._towers - level} vectors of "
+                                f"{self.params.n} coefficients under {self.params.name}'s tower moduli at level {level}")
+        out = bytearray(template)
+        for (start, stop, q), (to, end, _) in zip(found, slots):
+            if np.frombuffer(payload, np.uint64, count=self.params.n, offset=start).max() >= q:
+                raise CorruptedData(f"the ciphertext payload holds coefficients at or above their tower's modulus {q}")
+            out[to:end] = payload[start:stop]
+        ct = ofhe.DeserializeCiphertextString(bytes(out), _BIN)
+        ct.SetNoiseScaleDeg(degree)
+        ct.SetScalingFactor(factor)
+        return ct
+
+    def _vectors(self, data: bytes, towers: int) -> list | None:
+        """(start, stop, modulus) of the coefficients of the 2 x ``towers`` vectors in a serialized ciphertext, in
+        order (OpenFHE writes a vector as its length n, the n coefficients, its modulus), or None."""
+        n, found, pos = self.params.n, [], 0
+        length = n.to_bytes(8, "little")
+        for i in range(2 * towers):
+            q = self._primes[i % towers]
+            modulus = q.to_bytes(8, "little")
+            while True:
+                pos = data.find(length, pos)
+                if pos < 0:
+                    return None
+                start, stop = pos + 8, pos + 8 + 8 * n
+                if data[stop:stop + 8] == modulus:
+                    break
+                pos += 1
+            found.append((start, stop, q))
+            pos = stop + 8
+        return found
+
+    def _template(self, level: int) -> tuple[bytes, list, float]:
+        """A serialized ciphertext of this context at ``level``, where its coefficients lie, and its scaling factor
+        (the few levels last used are kept)."""
+        with _TEMPLATES_LOCK:
+            hit = self._templates.get(level)
+        if hit is not None:
+            return hit
+        if not 0 <= level < self._towers:
+            raise CorruptedData(f"the ciphertext payload claims level {level}; {self.params.name} has "
+                                f"{self._towers} towers")
+        own = self._own_at(level)
+        data = ofhe.Serialize(own, _BIN)
+        slots = self._vectors(data, self._towers - level)
+        if slots is None:
+            raise RuntimeError(f"OpenFHE's serialized ciphertext ({self.params.name}, level {level}) is not laid out "
+                               f"as hepkg reads it (2 x {self._towers - level} vectors: length, coefficients, modulus)")
+        hit = (data, slots, own.GetScalingFactor())
+        with _TEMPLATES_LOCK:
+            while len(self._templates) >= _TEMPLATES_KEPT:
+                self._templates.pop(next(iter(self._templates)))
+            self._templates[level] = hit
+        return hit
+
+    def _own_at(self, level: int):
+        """A fresh encryption of zero under this context at ``level`` (towers dropped)."""
+        if self.scheme == "bfv":
+            fresh = self._encrypt(self._encode(np.zeros(self.slots, dtype=np.int64), 0))
+            return self._compress(fresh, level) if level else fresh
+        if self.scheme == "bgv":
+            return self._encrypt(self._cc.MakePackedPlaintext([0], 1, level))
+        return self._encrypt(self._encode(np.zeros(self.slots), level))
 
     def _key_sizes(self) -> dict[str, int]:
         zero = self._encrypt(self._encode(np.zeros(self.slots, dtype=np.float64 if self.scheme == "ckks"

@@ -208,7 +208,7 @@ class RnsContext(Context):
         level, scale = z["meta"]
         return RawCt(self._eng.xp.asarray(z["data"]), int(level), float(scale))
 
-    def _check_raw(self, raw, meta: dict) -> None:
+    def _checked(self, raw, meta: dict, payload: bytes):
         eng = self._eng
         shape = raw.data.shape
         if raw.level != meta["level"] or len(shape) != 3 or shape[0] not in (2, 3) \
@@ -219,6 +219,7 @@ class RnsContext(Context):
             raise CorruptedData(f"the rns ciphertext payload has an invalid scale {raw.scale!r}")
         if not bool((raw.data < eng.bases.full.q[:eng.bases.nq - raw.level]).all()):
             raise CorruptedData("the rns ciphertext payload holds residues outside their primes")
+        return raw
 
     def _key_sizes(self) -> dict[str, int]:
         k = self._eng.keys
