@@ -234,8 +234,8 @@ def test_inconclusive_claim_status():
                       Claim("y", "holds", "paper", lambda r: (True, "")),
                       Claim("z", "one Ice Lake thread", "paper", lambda r: (NOT_REPRODUCIBLE, "2 EPYC cores"))], {})
     assert table.status.tolist() == ["inconclusive", "holds", "not reproducible here"]
-    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "inconclusive": 1, "not measured": 0,
-                                                "not reproducible here": 1}
+    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "fails: below": 0, "fails: above": 0,
+                                                "inconclusive": 1, "not measured": 0, "not reproducible here": 1}
     with pytest.raises(ValueError, match="claim w: a check returns"):
         Claim("w", "s", "paper", lambda r: ("fails: sideways", "")).evaluate({})
 

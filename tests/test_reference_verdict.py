@@ -67,7 +67,7 @@ def test_one_statement_on_several_subjects_is_one_row_tallied_once():
     row = table.iloc[0]
     assert row.status == "holds" and row.subjects == {"the authors' program": "holds", "hepkg": "fails: above"}
     assert row.evidence == {"the authors' program": "155 s", "hepkg": "266 s"}
-    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 1, "inconclusive": 0, "not measured": 0,
-                                                "not reproducible here": 0}
+    assert tally(table.to_dict("records")) == {"holds": 1, "fails": 0, "fails: below": 1, "fails: above": 0,
+                                                "inconclusive": 0, "not measured": 0, "not reproducible here": 0}
     with pytest.raises(ValueError, match="first subject"):
         Claim("x.z", "s", "paper", lambda r: ("holds", "", {"a": "fails", "b": "holds"})).evaluate({})

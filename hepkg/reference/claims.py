@@ -19,11 +19,11 @@ from typing import Callable
 from hepkg import paths
 from hepkg.atomic import write_text
 
-from .verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE, RULE, VERDICTS, combine,
-                      failed)
+from .verdict import (ABOVE, BELOW, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE, RULE, VERDICTS,
+                      combine)
 
-#: the tally's columns: every failure (fails, fails: above, fails: below) counts as 'fails'
-STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE)
+#: the tally's columns: every verdict as claims.json writes it (a failure with its direction apart)
+STATUSES = (HOLDS, FAILS, BELOW, ABOVE, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCIBLE)
 
 
 def _status(holds, key: str) -> str:
@@ -92,15 +92,10 @@ def load_claims(section: str, base=None) -> list[dict]:
     return json.loads(path.read_text()) if path.exists() else []
 
 
-def group(status: str) -> str:
-    """The tally column of a status (every failure is 'fails')."""
-    return FAILS if failed(status) else status
-
-
 def tally(rows: list[dict]) -> dict[str, int]:
     """Statements per status (one row is one statement, whatever its subjects)."""
-    return {s: sum(group(r["status"]) == s for r in rows) for s in STATUSES}
+    return {s: sum(r["status"] == s for r in rows) for s in STATUSES}
 
 
-__all__ = ["Claim", "on_subjects", "evaluate", "save_claims", "load_claims", "tally", "group", "STATUSES", "RULE",
+__all__ = ["Claim", "on_subjects", "evaluate", "save_claims", "load_claims", "tally", "STATUSES", "RULE",
            "HOLDS", "FAILS", "INCONCLUSIVE", "NOT_MEASURED", "NOT_REPRODUCIBLE", "combine"]
