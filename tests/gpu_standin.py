@@ -30,7 +30,7 @@ class Stream:
     _ids = iter(range(1, 1 << 30))
 
     def __init__(self, non_blocking: bool = False, null: bool = False):
-        self.id = 0 if null else next(Stream._ids)
+        self.id = self.ptr = 0 if null else next(Stream._ids)
         self.non_blocking, self.synchronized = non_blocking, 0
 
     def __enter__(self):

@@ -131,3 +131,53 @@ def test_concurrent_callers_and_fork():
         assert os.waitpid(pid, 0)[1] == 0
     finally:
         cpu.set_threads(before)
+
+
+def _peak(op) -> int:
+    """Peak bytes numpy allocated during op() (called once before, to size the workspaces)."""
+    import tracemalloc
+    op()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        op()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_op_allocates_its_result_alone():
+    """Fixed workspaces (hepkg.rns.workspace): after a first call, a relinearization and a hoisted rotation allocate
+    their result and none of their intermediates (ModUp's extensions alone are 1.5x the result here, dnum 3); a
+    rotation its result and the automorphism's gather of its input."""
+    eng = CKKS("rns-test-4096-d3", kernels="numba", seed=4, insecure=True, rotations=[1])
+    a = eng.encrypt(np.linspace(-1, 1, 8))
+    prod = eng.mul(a, a)
+    size = a.data.nbytes
+    assert _peak(lambda: eng.relinearize(prod, rescale=True)) < 1.1 * size * 3 / 4   # one level down
+    assert _peak(lambda: eng.rotate_hoisted(a, [1])) < 1.1 * size
+    assert _peak(lambda: eng.rotate(a, 1)) < 2.1 * size
+
+
+def test_workspaces_grow_and_stay_apart_between_threads():
+    """A workspace first sized at a lower level grows at the top level; threads rotating different ciphertexts at
+    different levels at once each get their own buffers: every result bit-identical to the numpy reference."""
+    ref, fast = (CKKS("rns-test-8192-d4", kernels=k, seed=6, insecure=True, rotations=[1, 5]) for k in ("numpy", "numba"))
+    values = [np.linspace(-1, 1, 16) * (i + 1) / 4 for i in range(4)]
+    cts = {}
+    for name, eng in (("ref", ref), ("fast", fast)):
+        top = [eng.encrypt(v) for v in values]
+        cts[name] = [eng.relinearize(eng.mul(c, c), rescale=True) if i % 2 else c for i, c in enumerate(top)]
+    want = [ref.rotate(c, 5).data for c in cts["ref"]]
+    assert (fast.rotate(cts["fast"][1], 5).data == want[1]).all()       # the workspace sized at level 1 first
+    assert (fast.rotate(cts["fast"][0], 5).data == want[0]).all()       # then grown to the top level
+    got = {}
+
+    def work(i):
+        got[i] = [fast.rotate(cts["fast"][i], 5).data for _ in range(4)]
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert all((g == want[i]).all() for i in range(4) for g in got[i])

@@ -293,7 +293,7 @@ class CKKS:
         if step == 0:
             return a
         self._check_rotation(a, [step])
-        c = a.data[..., self._index(step)]
+        c = self.xp.take(a.data, self._index(step), axis=-1)     # C-contiguous, as the kernels read it
         return Ciphertext(switch(self.bases, c[1], a.level, self.keys.galois[step], self.dnum, add=c, add_polys=1),
                           a.level, a.scale)
 

@@ -4,7 +4,8 @@
 Their numpy counterparts (the reference, bit-identical) are ``basis.mod_up``, ``basis.mod_down``,
 ``basis.rescale``, ``keyswitch.apply_key`` and ``CKKS.mul``. Every constant table a kernel reads
 (basis-conversion tables, key-row maps, inverses of P and of the dropped primes) is built on the
-host once per context and level, uploaded once and cached in the Bases. Launches per call:
+host once per context and level, uploaded once and cached in the Bases; every intermediate lives in the context's
+fixed workspace (:mod:`hepkg.rns.workspace`), so an op allocates its result alone. Launches per call:
 
 - ``mod_up``: 5 (inverse NTT of the limbs, every digit's conversion, forward NTT of every extension row but
   the digit's own rows, which are copied in NTT form);
@@ -19,6 +20,7 @@ import numpy as np
 
 from .device import kernel_set
 from .ntt import launch_ntt
+from .workspace import Workspace
 
 
 def _shoup(w: int, q: int) -> int:
@@ -33,6 +35,7 @@ class Fused:
         self.kn = kernel_set(self.xp)
         self._dummy_u64 = self.xp.zeros(1, dtype=np.uint64)
         self._dummy_perm = self.xp.zeros(1, dtype=np.int64)
+        self.work = Workspace(self.xp)
 
     def _up(self, host: dict) -> dict:
         return {k: self.xp.asarray(v) for k, v in host.items()}
@@ -130,11 +133,11 @@ class Fused:
         return b._cached(("fused-rescale", k), make)
 
     # ------------------------------------------------------------------ launches
-    def _convert(self, x, t, groups: int, kout: int, xn=None):
+    def _convert(self, x, t, groups: int, kout: int, out_name: str, xn=None):
         """The conversion kernel on x (S, kin, N), the rows of a group's own basis copied from xn (x's shape;
-        default x itself): (S, groups, kout, N)."""
+        default x itself): (S, groups, kout, N), in the workspace ``out_name``."""
         s, kin, n = x.shape[0], x.shape[-2], self.n
-        out = self.xp.empty((s, groups, kout, n), dtype=np.uint64)
+        out = self.work(out_name, (s, groups, kout, n))
         grid, block = self.kn.grid(n, s * groups)
         self.kn.launch("hepkg_rns_convert", grid, block,
                        (x, x if xn is None else xn, out, np.int32(n), np.int32(kin), np.int32(groups), np.int32(kout),
@@ -143,15 +146,17 @@ class Fused:
         return out
 
     def mod_up(self, d, level: int, dnum: int):
-        """ModUp of the NTT-form (k, N) polynomial d: (digits, k + |P|, N), NTT form (5 launches). Each digit's
-        own rows are d's, copied; the NTT transforms the others only."""
+        """ModUp of the NTT-form (k, N) polynomial d: (digits, k + |P|, N), NTT form (5 launches), in the workspace
+        (valid until the next ModUp of this thread and stream). Each digit's own rows are d's, copied; the NTT
+        transforms the others only."""
         b = self.b
         q_rows = b.q_rows(level)
         t = self._modup_table(level, dnum)
         if not d.flags.c_contiguous:
             d = d.copy()
-        coeffs = b.ntt(q_rows).launch(d[None], inverse=True)
-        raw = self._convert(coeffs, t, len(b.digits(level, dnum)), len(q_rows) + len(b.p_rows), xn=d[None])[0]
+        coeffs = b.ntt(q_rows).launch(d[None], inverse=True, out=self.work("modup-coeffs", (1, len(q_rows), self.n)))
+        raw = self._convert(coeffs, t, len(b.digits(level, dnum)), len(q_rows) + len(b.p_rows), "modup-ext",
+                            xn=d[None])[0]
         launch_ntt(b._ntt_full, False, raw, raw, t["ntt_rows"], t["ntt_rows"], t["ntt_primes"])
         return raw
 
@@ -160,7 +165,7 @@ class Fused:
         the automorphism ``perm`` if given): (2, k, N) in 7 launches. ``perm`` also permutes ``ext``. With
         ``rescale`` (a relinearization), (P add + sum_j ext_j key_j) divided by P q_last: (2, k - 1, N), the
         rescale folded into ModDown, also 7 launches."""
-        b, xp, n = self.b, self.xp, self.n
+        b, n = self.b, self.n
         q_rows = b.q_rows(level)
         k, ext_rows = len(q_rows), q_rows + b.p_rows
         kk, d = len(ext_rows), ext.shape[0]
@@ -171,16 +176,17 @@ class Fused:
         if add is not None and not add.flags.c_contiguous:
             add = add.copy()
         inner_add = add if rescale else self._dummy_u64
-        ip = xp.empty((2, kk, n), dtype=np.uint64)
+        ip = self.work("inner", (2, kk, n))
         grid, block = self.kn.grid(n, kk)
         self.kn.launch("hepkg_rns_key_inner", grid, block,
                        (ext, key.b, key.a, ip, perm, use_perm, np.int32(n), np.int32(d), np.int32(kk),
                         np.int32(key.b.shape[1]), t["key_row"], m.q, m.mu, m.lo_shift, m.out_lo, inner_add,
                         np.int32(2 if rescale else 0), np.int32(k), t["p_mod"]))
         keep = k - 1 if rescale else k
-        coeffs = b.ntt(ext_rows[keep:]).launch(ip, inverse=True, r0=keep)
-        conv = self._convert(coeffs, t, 1, keep)
-        conv = b.ntt(q_rows[:keep]).forward(conv.reshape(2, keep, n))
+        coeffs = b.ntt(ext_rows[keep:]).launch(ip, inverse=True, r0=keep,
+                                               out=self.work("moddown-coeffs", (2, kk - keep, n)))
+        conv = self._convert(coeffs, t, 1, keep, "moddown-conv").reshape(2, keep, n)
+        b.ntt(q_rows[:keep]).launch(conv, inverse=False, out=conv)
         if rescale:
             add, add_polys = None, 0
         return self._finish(ip, conv, t, add, add_polys, perm, use_perm, b.mod(q_rows[:keep]).q)
@@ -197,19 +203,19 @@ class Fused:
 
     def rescale(self, c):
         """c (S, k, N) NTT form divided by its last prime, rounding: (S, k-1, N) in 6 launches."""
-        b, xp, n = self.b, self.xp, self.n
+        b, n = self.b, self.n
         if not c.flags.c_contiguous:
             c = c.copy()
         s, k = c.shape[0], c.shape[-2]
         tab = self._rescale_table(k)
         rows = tuple(range(k - 1))
-        top = b.ntt((k - 1,)).launch(c, inverse=True, r0=k - 1)
+        top = b.ntt((k - 1,)).launch(c, inverse=True, r0=k - 1, out=self.work("rescale-top", (s, 1, n)))
         q = b.mod(rows).q
-        t = xp.empty((s, k - 1, n), dtype=np.uint64)
+        t = self.work("rescale-t", (s, k - 1, n))
         grid, block = self.kn.grid(n, s * (k - 1))
         self.kn.launch("hepkg_rns_rescale_prep", grid, block,
                   (top, t, np.int32(n), np.int32(k - 1), tab["q_last"], tab["half"], q, tab["half_i"]))
-        t = b.ntt(rows).forward(t)
+        b.ntt(rows).launch(t, inverse=False, out=t)
         return self._finish(c, t, tab, None, 0, self._dummy_perm, np.int32(0), q)
 
     def tensor(self, a, b_, level: int):

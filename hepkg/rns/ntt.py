@@ -175,13 +175,18 @@ class NTT:
             self._jobs[key] = tuple(self.mod.xp.asarray(t.astype(np.int32)) for t in table)
         return self._jobs[key]
 
-    def launch(self, a, inverse: bool, r0: int = 0):
+    def launch(self, a, inverse: bool, r0: int = 0, out=None):
         """Compiled CPU or CuPy: the (inverse) NTT of rows r0.. of the (..., kin, N) array a (its rows r0..r0+k
-        are this NTT's limbs), two kernel launches for every limb and polynomial: a new (..., k, N) array."""
+        are this NTT's limbs), two kernel launches for every limb and polynomial: a new (..., k, N) array, or
+        ``out`` (C-contiguous, that shape; ``a`` itself transforms in place)."""
         xp = self.mod.xp
         if not a.flags.c_contiguous:
             a = a.copy()
-        out = xp.empty(a.shape[:-2] + (len(self.rows), self.n), dtype=np.uint64)
+        shape = a.shape[:-2] + (len(self.rows), self.n)
+        if out is None:
+            out = xp.empty(shape, dtype=np.uint64)
+        elif out.shape != shape or not out.flags.c_contiguous:
+            raise ValueError(f"the NTT's output must be a C-contiguous {shape} array, not {out.shape}")
         polys = int(np.prod(a.shape[:-2], dtype=np.int64))
         launch_ntt(self.full, inverse, a, out, *self.jobs(polys, a.shape[-2], r0))
         return out

@@ -351,6 +351,11 @@ def _unwrap_array(a):
     return a._a
 
 
+def take(a, indices, axis=None):
+    _launch("take")
+    return ndarray(np.take(_unwrap_array(a), _unwrap_array(indices), axis=axis))
+
+
 def ascontiguousarray(a):
     a = _unwrap_array(a)
     if a.flags.c_contiguous:
@@ -496,12 +501,16 @@ class _Device:
         pass
 
 
+#: the null stream (work runs in order on the CPU)
+_NULL_STREAM = types.SimpleNamespace(ptr=0, synchronize=lambda: None)
+
 cuda = types.SimpleNamespace(
     is_available=lambda: STATE["devices"] > 0,
     runtime=types.SimpleNamespace(getDeviceCount=_device_count, memGetInfo=lambda: (STATE["free"], 80 << 30),
                                   getDeviceProperties=lambda i: dict(STATE["properties"]),
                                   CUDARuntimeError=CUDARuntimeError),
-    Device=_Device, get_default_memory_pool=lambda: _POOL)
+    Device=_Device, get_default_memory_pool=lambda: _POOL,
+    get_current_stream=lambda: _NULL_STREAM)
 get_default_memory_pool = cuda.get_default_memory_pool
 
 
