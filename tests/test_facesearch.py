@@ -1,4 +1,6 @@
 """Face search: data, packing, the similarity methods, parties, decisions and their accounting."""
+import os
+
 import numpy as np
 import pytest
 
@@ -189,7 +191,7 @@ def test_the_authors_hydia_keeps_every_product_of_a_group():
         ctx.mul = watched
         try:
             with ctx.counting() as c:
-                S.group_scores(ctx, table, (ctx.encrypt(np.ones(512)) for _ in range(l)), method, l)
+                S.group_scores(ctx, table, [ctx.encrypt(np.ones(512)) for _ in range(l)], method, l)
         finally:
             del ctx.mul
         return peak, c.as_dict()
@@ -204,9 +206,59 @@ def test_a_group_with_missing_or_extra_diagonals_is_refused(method):
     ctx = he.context("sim", TOY, rotations=S.rotation_steps(method, l, n1), policy="exact", insecure=True)
     q = ctx.encrypt(np.ones(512))
     table = S.query_table(ctx, q, method, l, n1)
-    for n, word in ((l - 1, "got 7"), (l + 1, "got more")):
-        with pytest.raises(ValueError, match=word):
-            S.group_scores(ctx, table, (ctx.encrypt(np.ones(512)) for _ in range(n)), method, l, n1)
+    for n in (l - 1, l + 1):
+        with pytest.raises(ValueError, match=f"l={l} diagonal ciphertexts, got {n}"):
+            S.group_scores(ctx, table, [ctx.encrypt(np.ones(512)) for _ in range(n)], method, l, n1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lanes_read_their_own_diagonals_and_give_the_same_ciphertexts(backend):
+    """Lanes (Algorithm 1's per-thread accumulators): each diagonal read once, by the lane that multiplies it, the
+    lanes at once in threads; the same operations and, the additions being exact modulo q, the same decryptions
+    as one lane, for every method (sim, which adds floats, within 1e-12)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    l, K, n1 = 16, 1100, 5
+    inst = synthetic_database(K, 2, l, seed=5)
+    db, q = normalize(inst.database), normalize(inst.query)
+    steps = sorted(set().union(*(S.rotation_steps(m, l, n1) for m in S.METHODS)))
+    ctx = he.context(backend, TOY, rotations=steps, policy="exact", insecure=True)
+    lay = Layout(K, l, ctx.params.n // 2)
+    qct = ctx.encrypt(replicate_query(q, lay.slots))
+    plain = [[ctx.encrypt(r) for r in group_diagonals(db, lay, k)] for k in range(lay.groups)]
+    pre = [[ctx.encrypt(r) for r in group_diagonals(db, lay, k, prerotate_n1=n1)] for k in range(lay.groups)]
+    reads, barrier = [], None
+
+    class Diagonals(list):
+        def __getitem__(self, i):
+            reads.append((threading.get_ident(), i))
+            if barrier is not None and len(reads) <= 3:
+                barrier.wait()          # the first three reads wait for one another: they run at once
+            return super().__getitem__(i)
+
+    with ThreadPoolExecutor(3) as pool:
+        for method in S.METHODS:
+            diags = pre if method == "bsgs-textbook" else plain
+            results = []
+            for lanes in (1, 3):
+                reads.clear()
+                barrier = threading.Barrier(3, timeout=5) if lanes > 1 else None
+                mapper = pool.map if lanes > 1 else map
+                with ctx.counting() as c:
+                    if S.streams(method):
+                        out = S.streamed_scores(ctx, qct, lambda k, i: Diagonals(diags[k])[i], lay.groups, l, n1,
+                                                lanes=lanes, lane_mapper=mapper)
+                    else:
+                        table = S.query_table(ctx, qct, method, l, n1)
+                        out = [S.group_scores(ctx, table, Diagonals(d), method, l, n1, lanes=lanes, mapper=mapper)
+                               for d in diags]
+                results.append(([ctx.decrypt(o) for o in out], c.as_dict()))
+                assert sorted(i for _, i in reads) == sorted(list(range(l)) * lay.groups), method
+                assert len({t for t, _ in reads}) == (3 if lanes > 1 else 1), method
+            (one, ops1), (three, ops3) = results
+            tol = 1e-12 if backend == "sim" else 0          # sim adds floats; the schemes add residues, exactly
+            assert ops1 == ops3 and all(np.abs(a - b).max() <= tol for a, b in zip(one, three)), method
 
 
 def _end_to_end(tmp_path, backend, method, kms):
@@ -218,7 +270,11 @@ def _end_to_end(tmp_path, backend, method, kms):
     for Km in kms:
         inst = synthetic_database(K, Km, l, seed=Km)
         db = Enroller(ctx.public()).enroll(inst.database, tmp_path / f"db{Km}", prerotate_n1=pre)
-        server, client = Server(ctx.public(), db, workers=1 + (Km > 0)), Client(ctx)  # both group loops
+        for bad in (0, True, 1.5):
+            with pytest.raises(ValueError, match="lanes must be a positive integer"):
+                Server(ctx.public(), db, lanes=bad)
+        # both group loops, and lanes reading the diagonals from disk at once
+        server, client = Server(ctx.public(), db, workers=1 + (Km > 0), lanes=1 + 2 * (Km > 0)), Client(ctx)
         q = client.query(inst.query)
         values = client.indicators(server.identify(q, method, kappa), db.layout)
         assert np.array_equal(np.flatnonzero(values > 0.5), inst.matches)
@@ -525,3 +581,13 @@ def test_a_ram_ratio_without_hydias_peak_gets_no_verdict():
     row = t.loc["bsgs-diagonal"]
     assert row.get("verdict_ram") is None or row.isna()["verdict_ram"]
     assert row.get("ram_ratio") is None or row.isna()["ram_ratio"]
+
+
+def test_lanes_default_to_the_runs_openmp_threads(monkeypatch):
+    from hepkg.facesearch.experiments import lanes
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert lanes({"lanes": 3, "omp_threads": 2}) == 3 and lanes({"omp_threads": 2}) == 2
+    assert lanes({}) == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert lanes({}) == 4 and lanes({"omp_threads": 1}) == 1

@@ -49,12 +49,23 @@ def _methods(config: dict) -> list[str]:
     return methods
 
 
+def lanes(config: dict) -> int:
+    """The server's lanes per group (:class:`~hepkg.facesearch.protocol.Server`): the config's ``lanes``, else one
+    per OpenMP thread of the run (``omp_threads``, else ``OMP_NUM_THREADS``, else the CPUs this process may use),
+    as the authors' parallel loop over the diagonals has one per thread."""
+    if config.get("lanes"):
+        return config["lanes"]
+    threads = config.get("omp_threads") or os.environ.get("OMP_NUM_THREADS", "").split(",")[0]
+    return int(threads) if str(threads).isdigit() and int(threads) > 0 else len(os.sched_getaffinity(0))
+
+
 def estimated_peak_bytes(config: dict) -> int:
     """The peak memory of :func:`measure_here` on ``config``, estimated from its keys and the most any of
     its methods holds (sizes read from a one-key context): the evaluation keys once (the server's public
     context shares the client's, in OpenFHE's process-wide maps) + (held ciphertexts,
     :func:`~hepkg.facesearch.similarity.held_ciphertexts` with ``workers`` groups in flight, + 8 + 2 x
-    workers) ciphertexts + 0.5 GB. Calibrated on this machine at N = 2^15, depth 9 and 11, l = 512, one
+    workers, + 4 per further lane of each group in flight: its accumulator, product and diagonal) ciphertexts
+    + 0.5 GB. Calibrated on this machine at N = 2^15, depth 9 and 11, l = 512, one
     group: the measured peaks are 0.92-0.98 of it (BSGS-Diagonal 4.8 GB of 5.2, hepkg's lean HyDia 16.5 of
     16.8, the authors' HyDia 18.5 of 19.0 at depth 9; at depth 11 this gives it 22.0 GB, and the authors' own
     C++ HyDia ran there in 21.5 GB)."""
@@ -66,7 +77,8 @@ def estimated_peak_bytes(config: dict) -> int:
         ct = ctx.nbytes(ctx.encrypt([0.0]))
     keys = len(set().union(*(key_steps(m, l, slots, n1) for m in methods))) * per_key + relin
     groups, workers = Layout(config["K"], l, slots).groups, config.get("workers", 1)
-    held = max(similarity.held_ciphertexts(m, l, groups, n1, in_flight=workers) for m in methods) + 8 + 2 * workers
+    held = max(similarity.held_ciphertexts(m, l, groups, n1, in_flight=workers) for m in methods) + 8 + 2 * workers \
+        + 4 * (lanes(config) - 1) * workers
     return int(keys + held * ct + 0.5e9)
 
 
@@ -104,8 +116,9 @@ def measure_here(config: dict) -> list[dict]:
     ``config``: ``backend, params, method`` (or ``methods``: several, interleaved, on one key pair holding
     every method's keys), ``K, Km, l, kappa``; optional ``n1``, ``seed``, ``delta``, ``path`` ('cpu':
     Chebyshev + f4; 'gpu': Chebyshev alone), ``reps`` (3), ``warmup`` (1), ``workers`` (the server's
-    Python threads across groups, 1), ``insecure``, ``identify`` (True; False: membership queries alone,
-    the identification and slot-rule columns empty), ``margin`` (the slot rule's, 0.05).
+    Python threads across groups, 1), ``lanes`` (the server's lanes per group: :func:`lanes`), ``insecure``,
+    ``identify`` (True; False: membership queries alone, the identification and slot-rule columns empty),
+    ``margin`` (the slot rule's, 0.05).
 
     Rounds alternate two queries (the times of HE operations do not depend on the data): the planted one
     (``truth_member`` iff Km > 0) and, with ``absent`` (True), a fresh random vector that matches nothing,
@@ -138,7 +151,7 @@ def measure_here(config: dict) -> list[dict]:
     sizes = ctx.key_sizes()
     per_key = sizes["galois_keys"] / max(len(ctx.keys.steps), 1)
     setup = dict(keygen_s=keygen_s, omp_threads=os.environ.get("OMP_NUM_THREADS"), workers=cfg["workers"],
-                 context_keys=len(ctx.keys.steps), interleaved=len(methods))
+                 lanes=lanes(cfg), context_keys=len(ctx.keys.steps), interleaved=len(methods))
     kw = dict(n1=cfg["n1"], delta=cfg["delta"], path=cfg["path"])
     rows = []
     with tempfile.TemporaryDirectory(prefix="hepkg-faces-") as tmp:
@@ -146,7 +159,7 @@ def measure_here(config: dict) -> list[dict]:
         db = Enroller(public).enroll(inst.database, pathlib.Path(tmp) / "db", prerotate_n1=(
             similarity.bsgs_shape(l, cfg["n1"])[0] if methods == ["bsgs-textbook"] else None))
         setup |= dict(enroll_s=time.perf_counter() - t0, disk_bytes=db.disk_bytes(), groups=db.layout.groups)
-        client, server = Client(ctx), Server(public, db, workers=cfg["workers"])
+        client, server = Client(ctx), Server(public, db, workers=cfg["workers"], lanes=lanes(cfg))
         # the queries' own peak (the server's): the enroller is a separate party in the protocol
         setup_peak = peak_rss() if rss_ok else float("nan")
         server_rss_ok = rss_ok and reset_peak_rss()

@@ -15,7 +15,10 @@ Messages between parties are bytes (serialized ciphertexts); the server records 
 each phase in :attr:`Server.timings`. ``Server(workers=w)`` processes w groups at once in Python
 threads (OpenFHE releases the GIL), each with its own accumulator: memory beyond the rotated-query
 table stays O(w) ciphertexts, as the paper's memory-aware multi-threading (Sec. 4.2); phase times
-are then thread-seconds. ``bsgs-streamed`` streams its table
+are then thread-seconds. ``Server(lanes=n)`` cuts each group's products into n lanes run at once in threads,
+each reading, authenticating and parsing its own diagonals into its own accumulator, added as a tree at the end
+(Algorithm 1's per-thread accumulators; the authors' HyDia reads and multiplies in a parallel loop likewise).
+``bsgs-streamed`` streams its table
 (:func:`~hepkg.facesearch.similarity.streamed_scores`).
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ import shutil
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -172,10 +176,9 @@ class EncryptedDatabase:
                                 f"{', '.join(wrong) or 'other fields'} (files swapped, moved or the manifest edited?)")
         return ct
 
-    def group(self, ctx, k: int):
-        """The l diagonal ciphertexts of group ``k``, read from disk one by one."""
-        for i in range(self.layout.l):
-            yield self.diagonal(ctx, k, i)
+    def group(self, ctx, k: int) -> "GroupDiagonals":
+        """The l diagonal ciphertexts of group ``k`` as a sequence, each read from disk when indexed."""
+        return GroupDiagonals(self, ctx, k)
 
     def disk_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.folder.rglob("*.ct"))
@@ -195,6 +198,22 @@ class EncryptedDatabase:
         if want != self.prerotate_n1:
             raise ValueError(f"the database was enrolled {'pre-rotated by n1=' + str(self.prerotate_n1) if self.prerotate_n1 else 'without pre-rotation'}"
                              f"; {method} with n1={n1} needs {'pre-rotation by n1=' + str(want) if want else 'plain diagonals'}")
+
+
+class GroupDiagonals(Sequence):
+    """The diagonals of one group of an :class:`EncryptedDatabase`, item i read, authenticated and parsed when
+    indexed (:meth:`EncryptedDatabase.diagonal`): safe from several threads at once."""
+
+    def __init__(self, db: EncryptedDatabase, ctx, k: int):
+        self.db, self.ctx, self.k = db, ctx, k
+
+    def __len__(self) -> int:
+        return self.db.layout.l
+
+    def __getitem__(self, i: int):
+        if not isinstance(i, int):
+            raise TypeError(f"diagonals are indexed by int, not {type(i).__name__}")
+        return self.db.diagonal(self.ctx, self.k, i)
 
 
 class Enroller:
@@ -303,12 +322,13 @@ class Client:
 class Server:
     """Evaluates queries against an enrolled database with evaluation keys only."""
 
-    def __init__(self, ctx, database: EncryptedDatabase, workers: int = 1):
+    def __init__(self, ctx, database: EncryptedDatabase, workers: int = 1, lanes: int = 1):
         self.ctx = require_public(ctx, "face-search server")
         self.db = database
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive integer, got {workers!r}")
-        self.workers = workers
+        for name, value in (("workers", workers), ("lanes", lanes)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.workers, self.lanes = workers, lanes
         self.timings: Counter = Counter()
         self._lock = threading.Lock()
         database.vet(self.ctx)  # every diagonal parsed once in a child: queries then parse them without one
@@ -338,19 +358,22 @@ class Server:
             with self._phase("comparison"):
                 return chebyshev.compare(ctx, scores, kappa, delta=delta, path=path, weight=weight)
 
-        with ThreadPoolExecutor(self.workers) as pool:
+        with ThreadPoolExecutor(self.workers) as pool, ThreadPoolExecutor(self.workers * self.lanes) as lane_pool:
             mapper = map if self.workers == 1 or lay.groups == 1 else pool.map
+            lane_map = lane_pool.map if self.lanes > 1 else map
             if similarity.streams(method):
                 scores = similarity.streamed_scores(ctx, q, lambda k, i: self.db.diagonal(ctx, k, i), lay.groups,
-                                                    lay.l, n1, clock=self._phase, mapper=mapper)
+                                                    lay.l, n1, clock=self._phase, mapper=mapper, lanes=self.lanes,
+                                                    lane_mapper=lane_map)
                 yield from self._in_flight(mapper, compare, scores)
                 return
             with self._phase("rotations"):
                 table = similarity.query_table(ctx, q, method, lay.l, n1)
 
             def one(k: int):
-                with self._phase("similarity"):  # diagonals read from disk one at a time (time included)
-                    scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1)
+                with self._phase("similarity"):  # diagonals read from disk by the lanes (time included)
+                    scores = similarity.group_scores(ctx, table, self.db.group(ctx, k), method, lay.l, n1,
+                                                     lanes=self.lanes, mapper=lane_map)
                 return compare(scores)  # timed apart, as the streamed method's
             yield from self._in_flight(mapper, one, range(lay.groups))
 

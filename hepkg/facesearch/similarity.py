@@ -30,6 +30,7 @@ and rotated by j n1: n1 stored rotated queries, (n1 - 1) + G (n2 - 1) rotations.
 from __future__ import annotations
 
 from contextlib import nullcontext
+from functools import partial
 
 from .packing import bsgs_shape
 
@@ -104,64 +105,74 @@ def query_table(ctx, q, method: str, l: int, n1: int | None = None) -> list:
     return table
 
 
-def _sum_products(ctx, pairs, acc=None):
-    """``acc`` + sum of a * b over the pairs, products left unrelinearized (size 3), one running sum."""
-    for a, b in pairs:
-        prod = ctx.mul(a, b, relin=False)
+def _lane(ctx, pairs, held: bool):
+    """One lane's sum of a * load() over its pairs [(a, load)], products left unrelinearized (size 3): one running
+    sum, or (``held``, as the authors' HyDia) every product kept, then added."""
+    if held:
+        prods = [ctx.mul(a, load(), relin=False) for a, load in pairs]
+        return _tree_sum(ctx, prods, serial=True)
+    acc = None
+    for a, load in pairs:
+        prod = ctx.mul(a, load(), relin=False)
         acc = prod if acc is None else ctx.add(acc, prod)
     return acc
 
 
-def _held_products(ctx, pairs):
-    """sum of a * b over the pairs as the authors' HyDia computes it: every product kept (size 3), then added."""
-    prods = [ctx.mul(a, b, relin=False) for a, b in pairs]
-    acc = prods[0]
-    for prod in prods[1:]:
-        acc = ctx.add(acc, prod)
-    return acc
+def _tree_sum(ctx, parts: list, serial: bool = False):
+    """The sum of the ciphertexts ``parts``: added pairwise level by level (Algorithm 1's reduction of its
+    threads' accumulators), or one after another (``serial``)."""
+    while len(parts) > 1:
+        if serial:
+            parts = [ctx.add(parts[0], parts[1])] + parts[2:]
+        else:
+            parts = [ctx.add(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
-def _accumulate(ctx, pairs, held: bool = False):
-    """sum of a * b over the pairs, relinearized and rescaled once."""
-    return ctx.rescale(ctx.relinearize((_held_products if held else _sum_products)(ctx, pairs)))
+def _dot(ctx, pairs, lanes: int = 1, mapper=map, held: bool = False, acc=None):
+    """``acc`` + sum of a * load() over the pairs [(a, load)], size 3: the pairs cut into ``lanes`` contiguous runs
+    of sizes differing by at most one (an OpenMP static schedule), each run a lane with its own accumulator that loads its own diagonals, the lanes
+    mapped by ``mapper`` (a thread pool's map runs them at once), then their sums added as a tree (Algorithm 1,
+    lines 21-30). The additions are exact, so the result does not depend on ``lanes``."""
+    pairs = list(pairs)
+    n, lanes = len(pairs), max(1, min(lanes, len(pairs)))
+    runs = [pairs[i * n // lanes:(i + 1) * n // lanes] for i in range(lanes)]
+    parts = list(mapper(lambda run: _lane(ctx, run, held), runs))
+    return _tree_sum(ctx, parts + ([] if acc is None else [acc]))
 
 
-def _counted(diagonals, l: int):
-    """The diagonals, one at a time (read lazily from disk), checking there are exactly l."""
-    n = 0
-    for n, ct in enumerate(diagonals, 1):
-        if n > l:
-            break
-        yield ct
-    if n != l:
-        raise ValueError(f"a matrix group has l={l} diagonal ciphertexts, got {'more' if n > l else n}")
+def _accumulate(ctx, pairs, lanes: int = 1, mapper=map, held: bool = False):
+    """sum of a * load() over the pairs, relinearized and rescaled once."""
+    return ctx.rescale(ctx.relinearize(_dot(ctx, pairs, lanes, mapper, held)))
 
 
-def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | None = None):
+def group_scores(ctx, table: list, diagonals, method: str, l: int, n1: int | None = None, *, lanes: int = 1,
+                 mapper=map):
     """The similarity ciphertext of one matrix group from its l diagonal ciphertexts.
 
-    ``diagonals``: the group's diagonals in order (pre-rotated for ``bsgs-textbook``), any
-    iterable: consumed one at a time, so a group streamed from disk never sits in memory whole.
+    ``diagonals``: the group's diagonals in order (pre-rotated for ``bsgs-textbook``), a sequence whose items
+    may be read when indexed (:meth:`~hepkg.facesearch.protocol.EncryptedDatabase.group`: from disk), so a group
+    never sits in memory whole; ``lanes`` lanes mapped by ``mapper`` read and multiply them (:func:`_dot`).
     """
     _check_method(method)
     if method == "bsgs-streamed":
         raise ValueError("bsgs-streamed holds no table: use streamed_scores")
-    diagonals = _counted(diagonals, l)
+    if len(diagonals) != l:
+        raise ValueError(f"a matrix group has l={l} diagonal ciphertexts, got {len(diagonals)}")
+    pairs = [(t, partial(diagonals.__getitem__, i)) for i, t in enumerate(table)]
     if method != "bsgs-textbook":
         if len(table) != l:
             raise ValueError(f"{method} needs the table of l={l} rotated queries, got {len(table)}")
-        out = _accumulate(ctx, zip(table, diagonals), held=method == "hydia")
-        next(diagonals, None)  # runs the count check
-        return out
+        return _accumulate(ctx, pairs, lanes, mapper, held=method == "hydia")
     n1, n2 = bsgs_shape(l, n1)
     if len(table) != n1:
         raise ValueError(f"bsgs-textbook needs the n1={n1} baby steps, got {len(table)}")
     out = None
     for j in range(n2):
-        part = _accumulate(ctx, zip(table[:min(n1, l - j * n1)], diagonals))
+        part = _accumulate(ctx, [(t, partial(diagonals.__getitem__, j * n1 + b))
+                                 for b, t in enumerate(table[:min(n1, l - j * n1)])], lanes, mapper)
         part = ctx.rotate(part, j * n1) if j else part
         out = part if out is None else ctx.add(out, part)
-    next(diagonals, None)
     return out
 
 
@@ -182,12 +193,14 @@ def held_ciphertexts(method: str, l: int, groups: int, n1: int | None = None, in
     return stored_queries(method, l, n1) + (1.5 * l * min(in_flight, groups) if method == "hydia" else 0)
 
 
-def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None, *, clock=None, mapper=map):
+def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None, *, clock=None, mapper=map,
+                    lanes: int = 1, lane_mapper=map):
     """BSGS-Diagonal's similarity ciphertexts of every group, the table streamed (see :func:`streams`).
 
     ``diagonal(k, i)``: diagonal ciphertext i of group k (read when needed); ``clock(phase)``: a context
     manager timing the 'rotations' and 'similarity' phases; ``mapper``: how the groups of one baby step
-    are mapped (a thread pool's ``map`` runs them at once).
+    are mapped (a thread pool's ``map`` runs them at once); ``lanes``, ``lane_mapper``: the lanes of each
+    group's products (:func:`_dot`).
     """
     clock = clock or (lambda phase: nullcontext())
     n1, _ = bsgs_shape(l, n1)
@@ -202,7 +215,8 @@ def streamed_scores(ctx, q, diagonal, groups: int, l: int, n1: int | None = None
 
         def one(k, rots=rots, b=b):
             with clock("similarity"):  # diagonals read from disk as needed (time included)
-                return _sum_products(ctx, ((ct, diagonal(k, g + b)) for g, ct in rots.items()), accs[k])
+                return _dot(ctx, [(ct, partial(diagonal, k, g + b)) for g, ct in rots.items()], lanes, lane_mapper,
+                            acc=accs[k])
         accs = list(mapper(one, range(groups)))
         del rots, src
 
