@@ -346,6 +346,12 @@ def table2(config: dict) -> list[dict]:
 
 
 def loglog_fit(x, y) -> tuple[float, float]:
-    """(slope, intercept) of the least-squares line through (log x, log y): y ~ exp(intercept) x^slope."""
-    slope, intercept = np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)
-    return float(slope), float(intercept)
+    """(slope, intercept) of the least-squares line through (log x, log y): y ~ exp(intercept) x^slope. In closed
+    form with libm's log and exactly rounded sums, so the committed figures are the same bytes on every CPU
+    (np.polyfit's least squares, on OpenBLAS's CPU-dispatched kernels, gave other last bits on a Zen 5 than on the
+    Zen 4 that committed them)."""
+    lx, ly = [math.log(float(v)) for v in x], [math.log(float(v)) for v in y]
+    n = len(lx)
+    mx, my = math.fsum(lx) / n, math.fsum(ly) / n
+    slope = math.fsum((a - mx) * (b - my) for a, b in zip(lx, ly)) / math.fsum((a - mx) ** 2 for a in lx)
+    return slope, my - slope * mx
