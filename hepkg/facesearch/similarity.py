@@ -30,7 +30,7 @@ and rotated by j n1: n1 stored rotated queries, (n1 - 1) + G (n2 - 1) rotations.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from functools import partial
+from functools import partial, reduce
 
 from .packing import bsgs_shape
 
@@ -109,8 +109,7 @@ def _lane(ctx, pairs, held: bool):
     """One lane's sum of a * load() over its pairs [(a, load)], products left unrelinearized (size 3): one running
     sum, or (``held``, as the authors' HyDia) every product kept, then added."""
     if held:
-        prods = [ctx.mul(a, load(), relin=False) for a, load in pairs]
-        return _tree_sum(ctx, prods, serial=True)
+        return reduce(ctx.add, [ctx.mul(a, load(), relin=False) for a, load in pairs])
     acc = None
     for a, load in pairs:
         prod = ctx.mul(a, load(), relin=False)
@@ -118,22 +117,20 @@ def _lane(ctx, pairs, held: bool):
     return acc
 
 
-def _tree_sum(ctx, parts: list, serial: bool = False):
-    """The sum of the ciphertexts ``parts``: added pairwise level by level (Algorithm 1's reduction of its
-    threads' accumulators), or one after another (``serial``)."""
+def _tree_sum(ctx, parts: list):
+    """The sum of the ciphertexts ``parts``, added pairwise level by level (Algorithm 1's reduction of its threads'
+    accumulators)."""
     while len(parts) > 1:
-        if serial:
-            parts = [ctx.add(parts[0], parts[1])] + parts[2:]
-        else:
-            parts = [ctx.add(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+        parts = [ctx.add(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     return parts[0]
 
 
 def _dot(ctx, pairs, lanes: int = 1, mapper=map, held: bool = False, acc=None):
     """``acc`` + sum of a * load() over the pairs [(a, load)], size 3: the pairs cut into ``lanes`` contiguous runs
-    of sizes differing by at most one (an OpenMP static schedule), each run a lane with its own accumulator that loads its own diagonals, the lanes
-    mapped by ``mapper`` (a thread pool's map runs them at once), then their sums added as a tree (Algorithm 1,
-    lines 21-30). The additions are exact, so the result does not depend on ``lanes``."""
+    of sizes differing by at most one (an OpenMP static schedule), each run a lane with its own accumulator that
+    loads its own diagonals, the lanes mapped by ``mapper`` (a thread pool's map runs them at once), then their
+    sums added as a tree (Algorithm 1, lines 21-30). The additions are exact, so the result does not depend on
+    ``lanes``."""
     pairs = list(pairs)
     n, lanes = len(pairs), max(1, min(lanes, len(pairs)))
     runs = [pairs[i * n // lanes:(i + 1) * n // lanes] for i in range(lanes)]

@@ -36,7 +36,3 @@ class Workspace:
         if buf is None or buf.size < size:
             buf = bufs[key] = self.xp.empty(size, dtype=np.uint64)
         return buf[:size].reshape(shape)
-
-    def nbytes(self) -> int:
-        """Bytes held by this thread's buffers (every stream)."""
-        return sum(int(b.nbytes) for b in self._local.__dict__.get("bufs", {}).values())
