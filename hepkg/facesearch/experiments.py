@@ -53,7 +53,7 @@ def lanes(config: dict) -> int:
     """The server's lanes per group (:class:`~hepkg.facesearch.protocol.Server`): the config's ``lanes``, else one
     per OpenMP thread of the run (``omp_threads``, else ``OMP_NUM_THREADS``, else the CPUs this process may use),
     as the authors' parallel loop over the diagonals has one per thread."""
-    if config.get("lanes"):
+    if config.get("lanes") is not None:
         return config["lanes"]
     threads = config.get("omp_threads") or os.environ.get("OMP_NUM_THREADS", "").split(",")[0]
     return int(threads) if str(threads).isdigit() and int(threads) > 0 else len(os.sched_getaffinity(0))
@@ -182,7 +182,9 @@ def measure_here(config: dict) -> list[dict]:
         server_peak = peak_rss() if server_rss_ok else float("nan")
     ctx.close()
     public.close()
-    peak = max(setup_peak, peak_rss()) if rss_ok else float("nan")
+    # the whole run's peak covers the server's: a later VmHWM can read a few KB lower than an earlier one, since the
+    # kernel counts each thread's RSS apart and folds it in late (seen with the server's lane threads)
+    peak = max(setup_peak, peak_rss(), server_peak if server_rss_ok else 0) if rss_ok else float("nan")
     return [{k: v for k, v in r.items() if k != "values"} | dict(rss_peak_bytes=peak, server_rss_peak_bytes=server_peak)
             for r in rows]
 
