@@ -138,7 +138,7 @@ def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
     row, = ex.measure_here(config)
     assert row["correct"] and row["decode_error"] is None and row["wrong_index_slots"] == 0   # sim: no noise
 
-    def noisy(self, digest):
+    def noisy(self, digest, **kw):
         raise DecodeError("repetitions disagree on the number of pertinent messages: [3, 7]")
     monkeypatch.setattr(PF.PerfReceiver, "retrieve", noisy)
     row, = ex.measure_here(config)

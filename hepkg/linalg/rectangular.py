@@ -178,17 +178,22 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
     babies = [_baby(ctx, ct, b) for ct in cts]
     slot = np.arange(n)
     half, pos = n // 2, slot % (n // 2)
-
-    rows = slot % K
+    # Diagonal g b + beta pre-rotated by -g b reads row (t - g b) mod K (K divides n/2) and, in block i, column
+    # i n + (t - pos) + (pos + beta) mod n/2 at slot t: the columns do not depend on g, the rows not on beta.
+    shift = (slot - pos) + (pos + np.arange(b)[:, None]) % half
 
     def partial(g):
         """The s m diagonals of giant step g (m = min(b, K - g b): m x n arrays per ciphertext), then their products."""
         m = min(b, K - g * b)
+        rows = (pos - g * b) % K
         diagonals = []
         for i in range(s):
-            cols = i * n + (slot - pos) + (pos + g * b + np.arange(m)[:, None]) % half
-            d = np.where(cols < N, np.broadcast_to(entries(rows, np.minimum(cols, N - 1)), (m, n)), 0)
-            diagonals.extend(row_rotate(d, -g * b, n) % t)
+            cols = shift[:m] + i * n if i else shift[:m]
+            if (i + 1) * n > N:
+                d = np.where(cols < N, entries(rows, np.minimum(cols, N - 1)), 0)
+            else:
+                d = entries(rows, cols)
+            diagonals.extend(np.remainder(np.broadcast_to(d, (m, n)), t))
         return ctx.dot_plain([c for row in babies for c in row[:m]], diagonals)
     out = _horner(ctx, partial, -(-K // b), b)
     if n // (2 * K) > 1:

@@ -147,12 +147,22 @@ class Receiver:
         ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))), guard=True)
         return DetectionKey(pub, ct, self.layout)
 
-    def retrieve(self, digest: Digest) -> tuple[np.ndarray, np.ndarray | None]:
-        """(sorted pertinent indices, their (|I|, t) payload slots, or None for SophOMD)."""
+    def _received(self, cts: list, timings: dict | None) -> list:
+        """The digest's ciphertexts as the receiver gets them: serialized, then parsed under the guard into its own
+        context; ``timings["parse_s"]`` gets the seconds this took (the authors' decoding timer starts after it)."""
+        t0 = time.perf_counter()
+        own = [self.ctx.deserialize(c.ctx.serialize(c), guard=True) for c in cts]
+        if timings is not None:
+            timings["parse_s"] = time.perf_counter() - t0
+        return own
+
+    def retrieve(self, digest: Digest, *, timings: dict | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(sorted pertinent indices, their (|I|, t) payload slots, or None for SophOMD); ``timings``: see
+        :meth:`_received`."""
         lay = self.layout
         if not isinstance(digest, Digest) or digest.layout != lay:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k or slots)")
-        ct = self.ctx.deserialize(digest.ciphertext.ctx.serialize(digest.ciphertext), guard=True)
+        ct, = self._received([digest.ciphertext], timings)
         slots = self.ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
         w = slots[:lay.k]
         if lay.scheme == "sophomd":
@@ -241,16 +251,21 @@ def _compression_entries(lay: Layout, N: int, slots):
     base = np.arange(1, N + 1, dtype=np.int64)
     for j in range(1, k + 1):
         power[j] = power[j - 1] * base % p
-    weights = np.ones((lay.t + 1, N), np.int64)
+    weights = np.zeros((lay.t + 2, N), np.int64)       # row t + 1: the zero rows past (t + 1) k
+    weights[0] = 1
     if lay.t:
-        weights[1:] = np.asarray(slots, dtype=np.int64).T % p
-
-    power, weights = power.ravel(), weights.ravel()
+        weights[1:-1] = np.asarray(slots, dtype=np.int64).T % p
+    # the power of a slot's row changes from one slot to the next, its weight row every k slots: the powers are
+    # stored column by column, so neighbouring slots read nearby memory
+    power, weights = power.T.ravel(), weights.ravel()
 
     def entries(rows, cols):
-        """Row-derived offsets on ``rows`` (one per slot), then flat gathers at the broadcast shape."""
-        out = np.take(power, (rows % k + 1) * N + cols) * np.take(weights, np.minimum(rows // k, lay.t) * N + cols) % p
-        return np.where(rows < lay.rows, out, 0)
+        """Flat gathers at row offsets computed once per slot; the product reduced in place."""
+        idx = np.add(rows % k + 1, cols * (k + 1))
+        out = np.take(power, idx)
+        np.add(np.minimum(rows // k, lay.t + 1) * N, cols, out=idx)
+        out *= np.take(weights, idx, mode="clip")
+        return np.remainder(out, p, out=out)
     return entries
 
 

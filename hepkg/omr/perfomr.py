@@ -175,11 +175,11 @@ def bundle_payloads(slots: np.ndarray, lay: PerfLayout, N: int) -> np.ndarray:
 class PerfReceiver(Receiver):
     """The PerfOMR receiver: the same detection key as SophOMR's; decodes bundle buckets."""
 
-    def _decrypted(self, digest: PerfDigest) -> list[np.ndarray]:
+    def _decrypted(self, digest: PerfDigest, timings: dict | None = None) -> list[np.ndarray]:
         if not isinstance(digest, PerfDigest) or digest.layout != self.layout:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k, nu or seed)")
         self.layout.check_runs()
-        own = [self.ctx.deserialize(c.ctx.serialize(c), guard=True) for c in digest.ciphertexts]
+        own = self._received(digest.ciphertexts, timings)
         return [self.ctx.decrypt(c, signed=False) % self.layout.ps.q for c in own]
 
     @staticmethod
@@ -198,11 +198,12 @@ class PerfReceiver(Receiver):
         :func:`~hepkg.omr.compress.perfomr_compress_indices` computes them in plaintext."""
         return self._buckets(self._decrypted(digest)[0], self.layout.code(digest.N))
 
-    def retrieve(self, digest: PerfDigest):
-        """(sorted pertinent bundles, their counts, their (|I|, nu t) payload slots or None for PerfOMD)."""
+    def retrieve(self, digest: PerfDigest, *, timings: dict | None = None):
+        """(sorted pertinent bundles, their counts, their (|I|, nu t) payload slots or None for PerfOMD); ``timings``:
+        see :meth:`Receiver._received`."""
         lay = self.layout
         code = lay.code(digest.N)
-        own = self._decrypted(digest)
+        own = self._decrypted(digest, timings)
         buckets = self._buckets(own[0], code)
         if lay.scheme == "perfomd":
             bundles, counts = perfomr_decode_indices(buckets, code, counts=True)

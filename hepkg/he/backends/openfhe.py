@@ -64,6 +64,30 @@ _TEMPLATES_LOCK = threading.Lock()
 #: payload part standing for evaluation keys already in this process's OpenFHE key maps
 _IN_PROCESS = b"hepkg:openfhe:evaluation-keys-in-this-process"
 _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADVANCEDSHE: EvalChebyshevFunction
+_PARSING_LOCK = threading.Lock()
+_PARSING = [0]     # ciphertexts being parsed, in all threads, with the CRT precomputation off
+
+
+def _parse_ciphertext(data: bytes):
+    """A serialized ciphertext parsed without recomputing its crypto context's CRT tables.
+
+    OpenFHE recomputes them for every parsed object by default (0.2-0.6 s for one ciphertext at n = 2^16 and
+    19 towers, most of a receiver's decoding). A ciphertext hepkg goes on with carries this process's own crypto
+    context, built here with its tables (any other is refused, :meth:`OpenFHEContext._checked`), so parsing runs
+    with the precomputation off while any thread parses one, and back on after the last.
+    """
+    toggle = hasattr(ofhe, "DisablePrecomputeCRTTablesAfterDeserializaton")
+    with _PARSING_LOCK:
+        if toggle and not _PARSING[0]:
+            ofhe.DisablePrecomputeCRTTablesAfterDeserializaton()
+        _PARSING[0] += 1
+    try:
+        return ofhe.DeserializeCiphertextString(data, _BIN)
+    finally:
+        with _PARSING_LOCK:
+            _PARSING[0] -= 1
+            if toggle and not _PARSING[0]:
+                ofhe.EnablePrecomputeCRTTablesAfterDeserializaton()
 
 
 def _unframe(data: bytes, count: int, required: int) -> list[bytes]:
@@ -577,7 +601,7 @@ class OpenFHEContext(Context):
         return ofhe.Serialize(x, _BIN)
 
     def _deser(self, data: bytes):
-        return ofhe.DeserializeCiphertextString(data, _BIN)
+        return _parse_ciphertext(data)
 
     def _checked(self, raw, meta: dict, payload: bytes):
         # An OpenFHE ciphertext carries its own copy of the crypto context. Deserializing one whose copy
@@ -624,7 +648,7 @@ class OpenFHEContext(Context):
             if np.frombuffer(payload, np.uint64, count=self.params.n, offset=start).max() >= q:
                 raise CorruptedData(f"the ciphertext payload holds coefficients at or above their tower's modulus {q}")
             out[to:end] = payload[start:stop]
-        ct = ofhe.DeserializeCiphertextString(bytes(out), _BIN)
+        ct = _parse_ciphertext(bytes(out))
         ct.SetNoiseScaleDeg(degree)
         ct.SetScalingFactor(factor)
         return ct
