@@ -77,6 +77,23 @@ def test_integer_ops_match_numpy_and_sim(scheme):
     assert ms.level == 1
 
 
+def test_bindings_without_the_array_encoding_are_given_lists(scheme, monkeypatch):
+    """Bindings that convert a sequence element by element (openfhe-python before 1.6) get plaintext values as a
+    list, faster there than an array: the same products, a plaintext re-encoded at a lower level included."""
+    from hepkg.he.backends import openfhe as backend
+    passed, integers = [], backend._integers
+    monkeypatch.setattr(backend, "_ARRAY_ENCODE", False)
+    monkeypatch.setattr(backend, "_integers", lambda v: passed.append(type(integers(v))) or integers(v))
+    c = ctx("openfhe", scheme)
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-(T // 2), T // 2, N), rng.integers(-(T // 2), T // 2, N)
+    ca = c.encrypt(a)
+    pt = c.encode(b)
+    for ct in (c.mul_plain(ca, pt), c.mul_plain(c.mod_switch(ca), pt)):
+        np.testing.assert_array_equal(c.decrypt(ct), center(a.astype(object) * b))
+    assert passed and set(passed) == {list}
+
+
 def test_rotations_exact_and_hoisted_match_sim(scheme):
     rng = np.random.default_rng(2)
     a = rng.integers(0, T, N)
