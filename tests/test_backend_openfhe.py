@@ -138,14 +138,13 @@ def test_depth_enforced_and_towers(scheme):
 
 @pytest.mark.parametrize("kind", ["bfv", "bgv", "ckks"])
 def test_drop_level_at_once_equals_step_by_step(kind):
-    """drop_level(x, 2) (one Compress / LevelReduce on BFV / CKKS, timed as the library's) decrypts as two mod
-    switches, counts two, and refuses a third level or a negative count."""
+    """drop_level(x, 2) (one Compress / LevelReduce on BFV / CKKS) decrypts as two mod switches, counts two, and
+    refuses a third level or a negative count."""
     c = ctx("openfhe", kind)
     x = c.encrypt(np.linspace(-1, 1, 10) if kind == "ckks" else np.arange(10))
     with c.counting() as ops:
         low = c.drop_level(x, 2)
     assert (low.level, ops["mod_switch"]) == (2, 2)
-    assert ops.seconds["drop"] > 0      # timed inside the library
     want = c.decrypt(c.mod_switch(c.mod_switch(x)), 10)
     if kind == "ckks":
         np.testing.assert_allclose(c.decrypt(low, 10), want, atol=ckks_tol())

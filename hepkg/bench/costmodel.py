@@ -116,8 +116,7 @@ OBSERVED_AS = {
     "decrypt": (("decrypt", "noise_budget"), ("decrypt",)),
     "add": (("add", "add_into", "sub", "negate", "add_plain", "sub_plain"), ("add", "sub", "negate", "add_pt")),
     "mul_ct": (("mul", "relin"), ("mul_ct",)), "mul_pt": (("mul_plain",), ("mul_pt",)),
-    "keyswitch": (("rotate", "rotate_hoisted", "swap"), ("keyswitch",)),
-    "mod_switch": (("mod_switch", "drop"), ("mod_switch",)),
+    "keyswitch": (("rotate", "rotate_hoisted", "swap"), ("keyswitch",)), "mod_switch": (("mod_switch",), ("mod_switch",)),
 }
 
 
