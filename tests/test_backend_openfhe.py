@@ -136,27 +136,6 @@ def test_depth_enforced_and_towers(scheme):
         c.mod_switch(low)
 
 
-@pytest.mark.parametrize("kind", ["bfv", "bgv", "ckks"])
-def test_drop_level_at_once_equals_step_by_step(kind):
-    """drop_level(x, 2) (one Compress / LevelReduce on BFV / CKKS) decrypts as two mod switches, counts two, and
-    refuses a third level or a negative count."""
-    c = ctx("openfhe", kind)
-    x = c.encrypt(np.linspace(-1, 1, 10) if kind == "ckks" else np.arange(10))
-    with c.counting() as ops:
-        low = c.drop_level(x, 2)
-    assert (low.level, ops["mod_switch"]) == (2, 2)
-    want = c.decrypt(c.mod_switch(c.mod_switch(x)), 10)
-    if kind == "ckks":
-        np.testing.assert_allclose(c.decrypt(low, 10), want, atol=ckks_tol())
-    else:
-        np.testing.assert_array_equal(c.decrypt(low, 10), want)
-    with pytest.raises(he.DepthExhausted):
-        c.drop_level(x, 3)
-    with pytest.raises(ValueError, match="levels must be an integer >= 0"):
-        c.drop_level(x, -1)
-    assert c.drop_level(x, 0) is x
-
-
 def test_inputs_not_modified(scheme):
     c = ctx("openfhe", scheme)
     a = c.encrypt(np.arange(20))

@@ -636,25 +636,9 @@ class Context(ABC):
         return self._derive(self._mod_switch(a.raw), a, level=a.level + 1, size=a.size)
 
     def drop_level(self, a: Ciphertext, levels: int = 1) -> Ciphertext:
-        """``levels`` primes dropped: as many :meth:`mod_switch` steps, in one where the backend can (counted as
-        ``levels`` mod_switch)."""
-        if not isinstance(levels, (int, np.integer)) or isinstance(levels, bool) or levels < 0:
-            raise ValueError(f"levels must be an integer >= 0, got {levels!r}")
-        if not levels:
-            return a
-        self._check(a)
-        a = self._ready(a)
-        if a.level + levels > self.max_level:  # keep at least one data prime
-            raise DepthExhausted(f"cannot drop {levels} moduli: ciphertext at level {a.level} of {self.max_level}")
-        self._fits(lambda: a.bound, a.level + levels, "the level drop")
-        self.counter.add("mod_switch", int(levels))
-        return self._derive(self._drop(a.raw, int(levels)), a, level=a.level + levels, size=a.size)
-
-    def _drop(self, x, levels: int):
-        """``levels`` backend mod switches of a raw ciphertext (a backend that drops several at once overrides)."""
         for _ in range(levels):
-            x = self._mod_switch(x)
-        return x
+            a = self.mod_switch(a)
+        return a
 
     # ------------------------------------------------------------------ rotations
     def rotate(self, a: Ciphertext, k: int) -> Ciphertext:

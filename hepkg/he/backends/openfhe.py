@@ -602,17 +602,6 @@ class OpenFHEContext(Context):
             raise SchemeError("these openfhe bindings have no LevelReduce (CKKS mod_switch): openfhe-python 1.6 has")
         return self._cc.LevelReduce(x, None, 1)
 
-    def _drop(self, x, levels: int):
-        """BFV: one Compress to the target level (each single-prime switch transforms every tower: 17 of them took
-        0.17 s at n = 2^16 against one); CKKS: one LevelReduce; BGV rescales prime by prime."""
-        if self.scheme == "bgv" or not hasattr(self._cc, "LevelReduce") and self.scheme == "ckks":
-            return super()._drop(x, levels)
-        if x.GetLevel() + levels >= self._towers:
-            raise DepthExhausted(f"cannot drop {levels} of the {self._towers - x.GetLevel()} towers left: one must stay")
-        if self.scheme == "bfv":
-            return self._compress(x, x.GetLevel() + levels)
-        return self._cc.LevelReduce(x, None, levels)
-
     def _noise_budget(self, x) -> int:
         raise SchemeError("OpenFHE does not expose the BFV noise budget")
 
