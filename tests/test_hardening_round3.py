@@ -435,24 +435,31 @@ def test_7_client_a_predicts_the_bound_the_cloud_tracks():
 
 
 # ------------------------------------------------------------------ 2. every parser of foreign bytes guarded
-@pytest.mark.long  # a forgery that crashes the parser is searched for each of 11 parties (about a minute)
+@pytest.mark.long  # a forgery that crashes the parser is searched for each of 11 parties (a few minutes)
 @needs_openfhe
 def test_2_every_party_survives_a_forgery_that_crashes_the_parser():
     """One changed byte in an OpenFHE ciphertext killed the interpreter (SIGFPE, SIGSEGV, SIGABRT) in the face-search
     server and client, the OMR receiver and detector, PerfOMR and the spmv baseline clouds; the same bytes under the
-    guard give CorruptedData. Each party is given such a forgery where it reads what another party sent."""
+    guard give CorruptedData. Each party is given such a forgery where it reads what another party sent. On the BFV
+    parties (OMR, spmv) no single-byte forgery crashes the parser any more since it skips OpenFHE's CRT
+    precomputation, where those crashes were (d8872f2): the search there comes back empty."""
     out = run_python("""
         import sys
         sys.path.insert(0, sys.argv[1])
         import fuzz_parties as F
         for name in F.ON_OPENFHE:
-            outcomes = F.PARTIES[name](F.crashing)
+            try:
+                outcomes = F.PARTIES[name](F.crashing)
+            except AssertionError as exc:
+                print(name, "no-crash" if str(exc) == F.NO_CRASH else exc, flush=True)
+                continue
             print(name, all(o is not None and "the library's parser crashed" in str(o) for o in outcomes), flush=True)
-    """, pathlib.Path(__file__).parent, timeout=900)
+    """, pathlib.Path(__file__).parent, timeout=1500)
     import fuzz_parties
 
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr[-3000:]}"
-    assert out.stdout.split() == [x for name in fuzz_parties.ON_OPENFHE for x in (name, "True")], out.stdout
+    want = [x for name in fuzz_parties.ON_OPENFHE for x in (name, "True" if name.startswith("face_") else "no-crash")]
+    assert out.stdout.split() == want, out.stdout
 
 
 @needs_openfhe
