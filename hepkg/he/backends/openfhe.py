@@ -70,6 +70,7 @@ _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADV
 _ARRAY_ENCODE = "numpy" in (ofhe.CryptoContext.MakePackedPlaintext.__doc__ or "")
 _PARSING_LOCK = threading.Lock()
 _PARSING = [0]     # ciphertexts being parsed, in all threads, with the CRT precomputation off
+_CRT_TOGGLE = hasattr(ofhe, "DisablePrecomputeCRTTablesAfterDeserializaton")   # bindings that can turn it off
 
 
 def _parse_ciphertext(data: bytes):
@@ -80,9 +81,8 @@ def _parse_ciphertext(data: bytes):
     context, built here with its tables (any other is refused, :meth:`OpenFHEContext._checked`), so parsing runs
     with the precomputation off while any thread parses one, and back on after the last.
     """
-    toggle = hasattr(ofhe, "DisablePrecomputeCRTTablesAfterDeserializaton")
     with _PARSING_LOCK:
-        if toggle and not _PARSING[0]:
+        if _CRT_TOGGLE and not _PARSING[0]:
             ofhe.DisablePrecomputeCRTTablesAfterDeserializaton()
         _PARSING[0] += 1
     try:
@@ -90,7 +90,7 @@ def _parse_ciphertext(data: bytes):
     finally:
         with _PARSING_LOCK:
             _PARSING[0] -= 1
-            if toggle and not _PARSING[0]:
+            if _CRT_TOGGLE and not _PARSING[0]:
                 ofhe.EnablePrecomputeCRTTablesAfterDeserializaton()
 
 
