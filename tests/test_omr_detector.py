@@ -123,3 +123,36 @@ def test_plaintext_products_add_no_depth_where_the_set_says_so():
         assert ct.depth == int(plain_depth) and ctx.mul(ct, ct).depth == int(plain_depth) + 1
     with pytest.raises(he.ParameterError, match="plain_depth"):
         he.get_params("toy-bfv-omr").replace(plain_depth="no")
+
+
+@pytest.mark.parametrize("backend", [b for b in BFV_BACKENDS if he.backend_class(b).lowers])
+def test_the_compression_runs_at_its_two_primes_with_keys_there(backend):
+    lay = D.layout(PS, 1024, scheme="sophomr", k=4, payload_bytes=8)
+    board = BB.bulletin_board(1500, 3, PS, payload_bytes=8, seed=5)
+    ctx = D.receiver_context(backend, HP, lay, insecure=True)
+    assert sorted(ctx.keys.steps) == lay.affine_steps and not ctx.swap_key      # the top level's keys: affine only
+    rec = D.Receiver(ctx, board.sk, lay)
+    key = rec.detection_key()
+    assert key.compression.parent_key_id == ctx.key_id and not key.compression.has_secret
+    assert sorted(key.compression.keys.steps) == lay.compression_steps and key.compression.swap_key
+    assert key.compression.max_level + 1 == D.COMPRESSION_LIMBS
+    digest = D.Detector(key).digest(board.clues, board.slots)
+    assert digest.ciphertext.ctx is not key.context and digest.ciphertext.ctx.key_id == key.compression.key_id
+    idx, payloads = rec.retrieve(digest)
+    np.testing.assert_array_equal(idx, board.pertinent)
+    np.testing.assert_array_equal(payloads, board.slots[board.pertinent])
+    # the same digest at the top-level keys: the same counts
+    full = he.context(backend, HP, rotations=lay.steps, policy="exact", swap=True, insecure=True)
+    top = D.Receiver(full, board.sk, lay, lowered=False)
+    assert top.low is None and top.detection_key().compression is None
+    plain = D.Detector(top.detection_key()).digest(board.clues, board.slots)
+    np.testing.assert_array_equal(top.retrieve(plain)[0], board.pertinent)
+    for op in ("rotate", "swap", "mul_pt", "encode", "keyswitch"):
+        assert digest.phases["compression"][op] == plain.phases["compression"][op], op
+    with pytest.raises(ValueError, match="lacks rotation keys"):
+        D.Receiver(ctx, board.sk, lay, lowered=False)              # no compression keys at the top level
+    with pytest.raises(ValueError, match="not lowered from its context"):
+        D.Detector(D.DetectionKey(key.context, key.sk, lay, top.detection_key().context))
+    other = D.Receiver(D.receiver_context(backend, HP, lay, insecure=True), board.sk, lay).detection_key()
+    with pytest.raises(ValueError, match="not lowered from its context"):
+        D.Detector(D.DetectionKey(key.context, key.sk, lay, other.compression))

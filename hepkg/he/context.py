@@ -134,8 +134,12 @@ class Context(ABC):
     #: contexts are then parsed in a forked child first (see hepkg.he.guard)
     fragile_parser = False
 
+    #: True where the backend can hold a BFV secret key at fewer moduli (:meth:`lowered`; hooks below)
+    lowers = False
+
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
-                 swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b""):
+                 swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b"",
+                 _parent: "Context | None" = None):
         if _FORBIDDEN:
             raise HEError(f"no HE context may be built now: {_FORBIDDEN[0]}")
         self.params = get_params(params)
@@ -157,7 +161,8 @@ class Context(ABC):
             self.key_id = os.urandom(16).hex()
             self._session_key = os.urandom(envelope.KEY_BYTES)
             self.__has_secret = True
-            self._keygen()
+            self.parent_key_id = None if _parent is None else _parent.key_id
+            self._keygen() if _parent is None else self._keygen_lowered(_parent)
         else:
             self.keys = RotationKeys("exact", _meta["steps"], self.period)
             self.keys.policy = _meta["policy"]
@@ -166,6 +171,7 @@ class Context(ABC):
             self.key_id = _meta["key_id"]
             self._session_key = bytes.fromhex(_meta["session_key"])
             self.__has_secret = False
+            self.parent_key_id = _meta["parent"]
             self._from_payload(_payload)
         self.built = BuiltModulus(**self._modulus())
         self._check_built(_meta, bool(insecure))
@@ -843,7 +849,8 @@ class Context(ABC):
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
-                    evaluation_keys=bool(evaluation_keys), key_id=self.key_id, insecure=self.insecure,
+                    evaluation_keys=bool(evaluation_keys), key_id=self.key_id, parent=self.parent_key_id,
+                    insecure=self.insecure,
                     session_key=self._session_key.hex(),
                     built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
         return envelope.pack("context", meta, self._public_payload(bool(evaluation_keys)))
@@ -852,6 +859,54 @@ class Context(ABC):
         """The evaluation-only context a server gets: rebuilt from :meth:`to_bytes`, in this process."""
         data = self.to_bytes()
         return load_context(data, fingerprint=envelope.fingerprint(data), backend=self.backend, guard=False)
+
+    # ------------------------------------------------------------------ the same secret at fewer moduli
+    def lowered(self, limbs: int, *, rotations: Iterable[int] | str = (), policy: str = "exact",
+                swap: bool = False) -> "Context":
+        """A secret BFV context over this one's first ``limbs`` data primes holding the same secret key, with rotation
+        keys of its own at that modulus (smaller and cheaper than this context's, which span every prime): a
+        ciphertext of this context modulus-switched to ``limbs`` primes continues there (:meth:`adopt`).
+        SchemeError where the backend cannot (:attr:`lowers`), ParameterError where it cannot build that modulus."""
+        self._alive()
+        if not self.has_secret:
+            raise SecretKeyRequired("only the key holder's context can make a lowered one (it holds the secret)")
+        if not self.lowers or self.scheme != "bfv":
+            raise SchemeError(f"backend '{self.backend}' cannot hold a {self.scheme.upper()} secret key at fewer "
+                              f"moduli (lowered contexts: BFV, on backends that set Context.lowers)")
+        if not isinstance(limbs, (int, np.integer)) or isinstance(limbs, bool) or not 1 <= limbs <= self.max_level:
+            raise ValueError(f"limbs must be an integer in [1, {self.max_level}] (fewer primes than the "
+                             f"{self.max_level + 1} of {self.params.name}), got {limbs!r}")
+        low = type(self)(self._lowered_params(int(limbs)), rotations=rotations, policy=policy, swap=swap,
+                         insecure=self.insecure, _parent=self)
+        values = np.arange(self.slots, dtype=np.int64) % self.plain_modulus
+        moved = low.adopt(self.drop_level(self.encrypt(values), self.max_level - low.max_level))
+        if not np.array_equal(low.decrypt(moved, signed=False) % self.plain_modulus, values):
+            low.close()
+            raise ParameterError(f"{self.backend} built {low.params.name} on the first primes of {self.params.name}, "
+                                 f"but a ciphertext moved there does not decrypt (other NTT tables at those primes)")
+        return low
+
+    def adopt(self, ct: Ciphertext) -> Ciphertext:
+        """``ct``, a ciphertext of the context this one was lowered from, modulus-switched to this context's primes,
+        as a ciphertext of this context (its coefficients copied; nothing secret needed). It keeps the product
+        budget it had left (at most this context's)."""
+        self._alive()
+        if self.parent_key_id is None:
+            raise ContextMismatch(f"this context ({self.params.name}) was not lowered from another: it adopts nothing")
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
+            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
+                                  f"{ct.ctx.params.name}); this context was lowered from keys "
+                                  f"{self.parent_key_id[:8]}")
+        ct.ctx._check(ct)
+        self._linear(ct, "adoption")
+        primes = ct.ctx.max_level + 1 - ct.level
+        if primes != self.max_level + 1:
+            raise ValueError(f"the ciphertext has {primes} primes left; {self.params.name} has {self.max_level + 1}: "
+                             f"drop it to that level of {ct.ctx.params.name} first (drop_level)")
+        left = min(ct.ctx.params.depth - ct.depth, self.params.depth)
+        return Ciphertext(self._adopted(ct.ctx, ct.raw), self, depth=self.params.depth - left, level=0)
 
     @property
     def session_key(self) -> bytes:
@@ -863,6 +918,17 @@ class Context(ABC):
     # [1, period) and always have a key. No hook may modify its inputs.
     @abstractmethod
     def _keygen(self): ...
+
+    # A backend that sets `lowers` also defines _keygen_lowered(parent) (this context's keys from the parent's
+    # secret key at its primes) and _adopted(parent, raw) (a raw ciphertext of the parent at this context's primes
+    # as this context's own); it may refine _lowered_params.
+    def _lowered_params(self, limbs: int) -> ParamSet:
+        """This parameter set over its first ``limbs`` data primes, with one key-switching digit (P as large as
+        Q): the least depth that has them."""
+        p = self.params
+        return p.replace(name=f"{p.name}@{limbs}", qi_bits=p.qi_bits[:limbs] + p.qi_bits[-1:], depth=limbs - 1,
+                         ks_digits=1, special_bits=sum(p.qi_bits[1:limbs]), tags=(), note="",
+                         source=f"the first {limbs} data primes of {p.name}, holding its secret key (Context.lowered)")
 
     @abstractmethod
     def _load_public(self, payload: bytes): ...

@@ -25,9 +25,9 @@ KINDS = ("encode", "encrypt", "decrypt", "add", "add_pt", "sub", "negate", "mul_
 #: raw backend hooks whose time counts as time inside the HE library (by hook name, no underscore)
 HOOKS = ("keygen", "load_public", "public_payload", "encode", "encrypt", "decrypt", "add", "add_into", "sub",
          "add_plain", "sub_plain", "negate", "mul", "relin", "relin_rescale", "mul_plain", "rotate", "rotate_hoisted",
-         "swap", "rescale", "mod_switch", "noise_budget", "ser", "deser", "key_sizes")
+         "swap", "rescale", "mod_switch", "noise_budget", "ser", "deser", "key_sizes", "keygen_lowered", "adopted")
 #: hooks that set keys up rather than compute (reports may leave them out of he_s)
-SETUP_HOOKS = ("keygen", "load_public", "public_payload", "key_sizes")
+SETUP_HOOKS = ("keygen", "load_public", "public_payload", "key_sizes", "keygen_lowered")
 
 _PROCESS = Counter()  # seconds per hook, every context of this process
 _INSIDE = threading.local()

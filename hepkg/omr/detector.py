@@ -12,10 +12,11 @@ context that can decrypt) and turns a bulletin board into one digest ciphertext:
 3. Compression by the wide MatMul (Alg. 1): SophOMR multiplies the stacked ((t + 1) k) x N matrix
    [C; D_1; ...; D_t] (Sec. 4.1: D_s = C diag(PL_s) precomputed in plaintext), SophOMD C alone.
    Rows are padded to K, a power of two; slot r < K of the digest holds row r's product. PV is first
-   modulus-switched down to two primes (the authors' compression modulus) and the digest to one:
-   a key switch there costs a fraction of one at the top level (measured: 0.063 s against 0.48 s, 0.13;
-   a plaintext product 0.03), not the 2/19 the primes alone suggest (the special primes and the NTTs
-   do not shrink alike).
+   modulus-switched down to two primes (the authors' compression modulus) and the digest to one. Where the
+   backend can (:meth:`~hepkg.he.context.Context.lowered`), PV then moves to a context over those two primes
+   holding the same secret key, whose rotation keys span only them (and one key-switching digit), as the
+   authors' compression context; elsewhere it rotates with the top-level keys (a key switch at two primes with
+   them measured 0.063 s against 0.48 s at every prime: 0.13, not the 2/19 the primes alone suggest).
 
 The receiver decrypts w = slots 0..k-1 (and e, t rows of k) and decodes them over F_p
 (:mod:`hepkg.omr.decode`). Ring switching (Sec. 4.2) is not available through openfhe-python.
@@ -30,6 +31,8 @@ import numpy as np
 
 from ..bench.costmodel import observed_costs
 from ..he.context import Ciphertext, Context, require_public
+from ..he.counting import OpCounts
+from ..he.registry import backend_class, context
 from ..linalg.rectangular import (cheapest_b, sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts,
                                   wide_matvec, wide_steps)
 from .board import PAYLOAD_BYTES, check_slots, payload_slots
@@ -37,7 +40,8 @@ from .decode import decode, decode_indices
 from .rangecheck import range_check, range_check_counts
 from .signaling import Clue, PSParams, SecretKey
 
-__all__ = ["SCHEMES", "PHASES", "Layout", "layout", "digest_counts", "DetectionKey", "Digest", "Receiver", "Detector"]
+__all__ = ["SCHEMES", "PHASES", "Layout", "layout", "digest_counts", "DetectionKey", "Digest", "receiver_context",
+           "Receiver", "Detector"]
 
 SCHEMES = ("sophomr", "sophomd")
 PHASES = ("affine", "range_check", "compression")
@@ -69,9 +73,19 @@ class Layout:
         return 1 << (self.rows - 1).bit_length()
 
     @property
+    def affine_steps(self) -> list[int]:
+        """Rotation keys of the affine (tall) MatMul."""
+        return sorted(set(tall_steps(self.ps.n, self.b_affine)))
+
+    @property
+    def compression_steps(self) -> list[int]:
+        """Rotation keys of the compression (wide) MatMul; it also swaps the rows once."""
+        return sorted(set(wide_steps(self.K, self.b_compress, self.n)))
+
+    @property
     def steps(self) -> list[int]:
         """Rotation keys both MatMuls need (the row swap comes on top)."""
-        return sorted(set(tall_steps(self.ps.n, self.b_affine)) | set(wide_steps(self.K, self.b_compress, self.n)))
+        return sorted(set(self.affine_steps) | set(self.compression_steps))
 
 
 def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payload_bytes: int = PAYLOAD_BYTES,
@@ -115,10 +129,12 @@ def digest_counts(lay: Layout, N: int) -> dict[str, dict[str, int]]:
 
 @dataclass(frozen=True)
 class DetectionKey:
-    """The receiver's detection key: a public BFV context and sk encrypted sparse-packed."""
+    """The receiver's detection key: a public BFV context, sk encrypted sparse-packed, and the public context the
+    compression runs in at its primes (None: in ``context``, with keys at every prime)."""
     context: Context
     sk: Ciphertext
     layout: Layout
+    compression: Context | None = None
 
 
 @dataclass
@@ -130,28 +146,63 @@ class Digest:
     phases: dict = field(default_factory=dict)
 
 
-class Receiver:
-    """Holds the PS secret key and the BFV secret context; issues the detection key, decodes digests."""
+def receiver_context(backend: str, params, lay: Layout, *, insecure: bool = False) -> Context:
+    """The receiver's secret BFV context for ``lay``: on a backend that lowers contexts (:attr:`Context.lowers`) the
+    affine MatMul's rotation keys only (the compression's come from :class:`Receiver`'s lowered context), elsewhere
+    every step and the row swap."""
+    lowers = backend_class(backend).lowers
+    return context(backend, params, rotations=lay.affine_steps if lowers else lay.steps, policy="exact",
+                      swap=not lowers, insecure=insecure)
 
-    def __init__(self, ctx: Context, sk: SecretKey, lay: Layout):
+
+class Receiver:
+    """Holds the PS secret key and the BFV secret context; issues the detection key, decodes digests.
+
+    ``lowered`` (default: where the backend can): the compression runs in a context lowered to its
+    ``COMPRESSION_LIMBS`` primes (:meth:`Context.lowered`), with rotation keys at those primes, as the authors'
+    compression context; otherwise at the top-level keys of ``ctx``."""
+
+    def __init__(self, ctx: Context, sk: SecretKey, lay: Layout, *, lowered: bool | None = None):
         if not isinstance(ctx, Context) or not ctx.has_secret:
             raise TypeError("the receiver needs the secret hepkg context that made the keys")
         if not isinstance(sk, SecretKey) or sk.params != lay.ps:
             raise ValueError(f"the PS secret key must be a SecretKey of {lay.ps.describe()}")
-        _check_context(ctx, lay)
+        lowered = ctx.lowers if lowered is None else lowered
+        _check_context(ctx, lay, lowered)
         self.ctx, self.sk, self.layout = ctx, sk, lay
+        self.low = ctx.lowered(COMPRESSION_LIMBS, rotations=lay.compression_steps, policy="exact", swap=True) \
+            if lowered else None
 
     def detection_key(self) -> DetectionKey:
-        """The public context (from its bytes, as a server receives it) and Enc(sparse-packed sk)."""
+        """The public contexts (from their bytes, as a server receives them) and Enc(sparse-packed sk)."""
         pub = self.ctx.public()
         ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))), guard=True)
-        return DetectionKey(pub, ct, self.layout)
+        return DetectionKey(pub, ct, self.layout, None if self.low is None else self.low.public())
+
+    def key_sizes(self) -> dict[str, int]:
+        """Bytes of the keys each context holds (:meth:`Context.key_sizes`), the lowered context's added."""
+        sizes = self.ctx.key_sizes()
+        if self.low is not None:
+            low = self.low.key_sizes()
+            sizes |= {k: sizes[k] + low[k] for k in ("relin_key", "galois_keys", "rotation_keys")}
+        return sizes
+
+    def close(self) -> None:
+        """Release both contexts' keys."""
+        for ctx in (self.low, self.ctx):
+            if ctx is not None:
+                ctx.close()
+
+    @property
+    def _digest_ctx(self) -> Context:
+        """The context digests come back under."""
+        return self.ctx if self.low is None else self.low
 
     def _received(self, cts: list, timings: dict | None) -> list:
         """The digest's ciphertexts as the receiver gets them: serialized, then parsed under the guard into its own
         context; ``timings["parse_s"]`` gets the seconds this took (the authors' decoding timer starts after it)."""
         t0 = time.perf_counter()
-        own = [self.ctx.deserialize(c.ctx.serialize(c), guard=True) for c in cts]
+        own = [self._digest_ctx.deserialize(c.ctx.serialize(c), guard=True) for c in cts]
         if timings is not None:
             timings["parse_s"] = time.perf_counter() - t0
         return own
@@ -163,23 +214,26 @@ class Receiver:
         if not isinstance(digest, Digest) or digest.layout != lay:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k or slots)")
         ct, = self._received([digest.ciphertext], timings)
-        slots = self.ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
+        slots = self._digest_ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
         w = slots[:lay.k]
         if lay.scheme == "sophomd":
             return decode_indices(w, digest.N, lay.ps.q), None
         return decode(w, slots[lay.k:].reshape(lay.t, lay.k), digest.N, lay.ps.q)
 
 
-def _check_context(ctx: Context, lay: Layout) -> None:
+def _check_context(ctx: Context, lay: Layout, lowered: bool) -> None:
+    """ValueError unless ``ctx`` is a BFV/BGV context of the layout's moduli and slots holding the keys it runs
+    with: the affine MatMul's where the compression is ``lowered``, else every step and the row swap."""
     if ctx.scheme not in ("bfv", "bgv"):
         raise ValueError(f"OMR runs on BFV/BGV, got a {ctx.scheme.upper()} context")
     if ctx.plain_modulus != lay.ps.q or ctx.slots != lay.n:
         raise ValueError(f"the context ({ctx.params.name}: t={ctx.plain_modulus}, {ctx.slots} slots) does not "
                          f"match the layout (p = q' = {lay.ps.q}, {lay.n} slots)")
-    missing = sorted(set(lay.steps) - set(ctx.keys.steps))
-    if missing or not ctx.swap_key:
-        raise ValueError(f"the context lacks rotation keys {missing}{' and the row swap' if not ctx.swap_key else ''}: "
-                         f"build it with rotations=layout.steps, policy='exact', swap=True")
+    missing = sorted(set(lay.affine_steps if lowered else lay.steps) - set(ctx.keys.steps))
+    swap = not lowered and not ctx.swap_key
+    if missing or swap:
+        raise ValueError(f"the context lacks rotation keys {missing}{' and the row swap' if swap else ''}: build it "
+                         f"with hepkg.omr.detector.receiver_context")
 
 
 class Detector:
@@ -189,7 +243,14 @@ class Detector:
         if not isinstance(key, DetectionKey):
             raise TypeError(f"the detector needs a DetectionKey, got {type(key).__name__}")
         self.ctx = require_public(key.context, "the OMR detector")
-        _check_context(self.ctx, key.layout)
+        _check_context(self.ctx, key.layout, key.compression is not None)
+        self.low = self.ctx
+        if key.compression is not None:
+            self.low = require_public(key.compression, "the OMR detector's compression")
+            missing = sorted(set(key.layout.compression_steps) - set(self.low.keys.steps))
+            if self.low.parent_key_id != self.ctx.key_id or missing or not self.low.swap_key:
+                raise ValueError("the detection key's compression context is not lowered from its context with the "
+                                 "compression's rotation keys and the row swap")
         self.key, self.layout = key, key.layout
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None) -> Digest:
@@ -207,10 +268,12 @@ class Detector:
             d = self._affine(clues)
         with _phase(ctx, phases, "range_check"):
             pv = [range_check(ctx, block, lay.ps.bound) for block in d]
-        with _phase(ctx, phases, "compression"):
+        with _phase((ctx, self.low), phases, "compression"):
             low = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
-            out = wide_matvec(ctx, low, _compression_entries(lay, N, slots), lay.K, N, b=lay.b_compress)
-            out = _keep_limbs(ctx, out, 1)
+            if self.low is not ctx:
+                low = [self.low.adopt(x) for x in low]
+            out = wide_matvec(self.low, low, _compression_entries(lay, N, slots), lay.K, N, b=lay.b_compress)
+            out = _keep_limbs(self.low, out, 1)
         return Digest(out, N, lay, phases)
 
     def _affine(self, clues: Clue) -> list[list]:
@@ -271,20 +334,27 @@ def _compression_entries(lay: Layout, N: int, slots):
 
 class _phase:
     """Wall seconds, seconds inside the library (encoding apart), op counts and in-run seconds per op
-    (:func:`hepkg.bench.costmodel.observed_costs`) of one detector phase."""
+    (:func:`hepkg.bench.costmodel.observed_costs`) of one detector phase, over one context or a tuple of them."""
 
-    def __init__(self, ctx: Context, out: dict, name: str):
-        self.ctx, self.out, self.name = ctx, out, name
+    def __init__(self, ctx, out: dict, name: str):
+        self.ctxs = list({id(c): c for c in (ctx if isinstance(ctx, tuple) else (ctx,))}.values())
+        self.out, self.name = out, name
 
     def __enter__(self):
-        self.region = self.ctx.counting()
-        self.ops = self.region.__enter__()
+        self.regions = [c.counting() for c in self.ctxs]
+        self.counts = [r.__enter__() for r in self.regions]
         self.t0 = time.perf_counter()
 
     def __exit__(self, *exc):
         wall = time.perf_counter() - self.t0
-        self.region.__exit__(*exc)
+        for region in reversed(self.regions):
+            region.__exit__(*exc)
         if exc[0] is None:
-            self.out[self.name] = dict(wall_s=wall, he_s=self.ops.he_s, encode_s=float(self.ops.seconds.get("encode", 0.0)),
-                                       costs=observed_costs(self.ops), **self.ops.as_dict())
+            ops = OpCounts()
+            for one in self.counts:
+                ops.update(one)
+                ops.seconds.update(one.seconds)
+                ops.depth = max(ops.depth, one.depth)
+            self.out[self.name] = dict(wall_s=wall, he_s=ops.he_s, encode_s=float(ops.seconds.get("encode", 0.0)),
+                                       costs=observed_costs(ops), **ops.as_dict())
         return False

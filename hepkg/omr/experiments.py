@@ -60,8 +60,10 @@ def _setup(cfg: dict):
 
 
 def _context(backend: str, cfg: dict, lay: D.Layout):
-    return he.context(backend, cfg["params"], rotations=lay.steps, policy="exact", swap=True,
-                      insecure=cfg["insecure"])
+    if isinstance(lay, PF.PerfLayout):
+        return he.context(backend, cfg["params"], rotations=lay.steps, policy="exact", swap=True,
+                          insecure=cfg["insecure"])
+    return D.receiver_context(backend, cfg["params"], lay, insecure=cfg["insecure"])
 
 
 def _phase_columns(digest: D.Digest) -> dict:
@@ -120,11 +122,12 @@ def measure_here(config: dict) -> list[dict]:
     ctx = _context(cfg["backend"], cfg, lay)
     receiver, detector = _parties(ctx, board, lay)
     keygen_s = time.perf_counter() - t0
-    sizes = ctx.key_sizes()
+    sizes = receiver.key_sizes()
     ps_secret = ctx.nbytes(detector.key.sk)
     # the detection key: evaluation keys (relinearization, rotations and swap) and the encrypted PS secret, as
     # the authors' saveKeys; the receiver's public key and the sample ciphertext key_sizes() reports are not in it
     setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
+                 compression_keys="top" if receiver.low is None else receiver.low.params.name,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
                  K=lay.K, detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + ps_secret,
                  ps_secret_bytes=ps_secret, **{f"{k}_bytes": v for k, v in sizes.items() if k != "rotation_keys"})
@@ -150,8 +153,10 @@ def measure_here(config: dict) -> list[dict]:
             digest_bytes=sum(c.ctx.nbytes(c) for c in cts),
             digest_he_s=sum(p["he_s"] for name, p in digest.phases.items() if name != "preprocess"),
             correct=error is None and _check(lay, board, found), decode_error=error, **noise))
-    detector.key.context.close()
-    ctx.close()
+    for public in (detector.key.context, detector.key.compression):
+        if public is not None:
+            public.close()
+    receiver.close()
     peak = peak_rss() if rss_ok else float("nan")
     return [r | dict(rss_peak_bytes=peak) for r in rows]
 

@@ -173,7 +173,11 @@ def bundle_payloads(slots: np.ndarray, lay: PerfLayout, N: int) -> np.ndarray:
 
 
 class PerfReceiver(Receiver):
-    """The PerfOMR receiver: the same detection key as SophOMR's; decodes bundle buckets."""
+    """The PerfOMR receiver: the same detection key as SophOMR's, its compression (PVUnpack) at the top-level
+    keys; decodes bundle buckets."""
+
+    def __init__(self, ctx, sk, lay: PerfLayout):
+        super().__init__(ctx, sk, lay, lowered=False)
 
     def _decrypted(self, digest: PerfDigest, timings: dict | None = None) -> list[np.ndarray]:
         if not isinstance(digest, PerfDigest) or digest.layout != self.layout:

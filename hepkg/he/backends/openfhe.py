@@ -94,6 +94,36 @@ def _parse_ciphertext(data: bytes):
                 ofhe.EnablePrecomputeCRTTablesAfterDeserializaton()
 
 
+def _find_vectors(data: bytes, moduli: list[int], n: int) -> list | None:
+    """(start, stop, modulus) of the coefficients of the first vectors of n coefficients under these moduli, in this
+    order, in serialized OpenFHE objects (a vector is written as its length n, the n coefficients, its modulus; the
+    towers of other moduli in between are passed over), or None."""
+    found, pos = [], 0
+    length = n.to_bytes(8, "little")
+    for q in moduli:
+        modulus = q.to_bytes(8, "little")
+        while True:
+            pos = data.find(length, pos)
+            if pos < 0:
+                return None
+            start, stop = pos + 8, pos + 8 + 8 * n
+            if data[stop:stop + 8] == modulus:
+                break
+            pos += 1
+        found.append((start, stop, q))
+        pos = stop + 8
+    return found
+
+
+def _spliced(into: bytes, slots: list, data: bytes, found: list) -> bytes:
+    """``into`` with the coefficients at ``slots`` replaced by those of ``data`` at ``found`` (both from
+    :func:`_find_vectors` over the same moduli)."""
+    out = bytearray(into)
+    for (start, stop, _), (to, end, _) in zip(found, slots):
+        out[to:end] = data[start:stop]
+    return bytes(out)
+
+
 def _unframe(data: bytes, count: int, required: int) -> list[bytes]:
     parts = unframe(data, count, "OpenFHE public payload")
     if any(len(p) == 0 for p in parts[:required]):
@@ -277,10 +307,11 @@ class OpenFHEContext(Context):
     schemes = ("bfv", "bgv", "ckks")
     has_noise_budget = False
     fragile_parser = True
+    lowers = True
 
     # ------------------------------------------------------------------ parameters
-    def _cc_params(self):
-        p = self.params
+    def _cc_params(self, p=None):
+        p = p or self.params
         if self.scheme == "ckks":
             cp = ofhe.CCParamsCKKSRNS()
             cp.SetScalingModSize(p.scale_bits)
@@ -304,16 +335,19 @@ class OpenFHEContext(Context):
         return cp
 
     def _new_cc(self):
-        p = self.params
+        cc = self._generated(self.params)
+        self._bind(cc)
+        return cc
+
+    def _generated(self, p):
+        """OpenFHE's crypto context of parameter set ``p``; ParameterError naming OpenFHE's reason if it refuses."""
         try:
-            cc = ofhe.GenCryptoContext(self._cc_params())
+            return ofhe.GenCryptoContext(self._cc_params(p))
         except RuntimeError as exc:
             reason = str(exc).rsplit("): ", 1)[-1]
             raise ParameterError(
                 f"OpenFHE refuses {p.name} ({self.scheme.upper()}, N={p.n}, depth {p.depth}"
                 f"{', 128-bit security' if not self.insecure else ''}): {reason}") from None
-        self._bind(cc)
-        return cc
 
     def _bind(self, cc):
         for feature in _FEATURES:
@@ -355,16 +389,64 @@ class OpenFHEContext(Context):
 
     # ------------------------------------------------------------------ keys and roles
     def _keygen(self):
-        cc = self._new_cc()
-        kp = cc.KeyGen()
-        cc.EvalMultKeyGen(kp.secretKey)
+        kp = self._new_cc().KeyGen()
+        self._evaluation_keys(kp.secretKey, kp.publicKey)
+
+    def _evaluation_keys(self, sk, pk) -> None:
+        """Hold ``sk`` and ``pk`` and generate the evaluation keys this context declares under their tag."""
+        self._cc.EvalMultKeyGen(sk)
         if self.keys.steps:
-            cc.EvalRotateKeyGen(kp.secretKey, sorted(self.keys.steps))
+            self._cc.EvalRotateKeyGen(sk, sorted(self.keys.steps))
         if self.swap_key:
-            cc.EvalAutomorphismKeyGen(kp.secretKey, [self._swap_index])
-        self._sk, self._pk = kp.secretKey, kp.publicKey
-        _KNOWN[kp.publicKey.GetKeyTag()] = frozenset(self._rotation_indices())
-        self._hold(kp.publicKey.GetKeyTag())
+            self._cc.EvalAutomorphismKeyGen(sk, [self._swap_index])
+        self._sk, self._pk = sk, pk
+        _KNOWN[pk.GetKeyTag()] = frozenset(self._rotation_indices())
+        self._hold(pk.GetKeyTag())
+
+    # ------------------------------------------------------------------ the same secret at fewer primes
+    # OpenFHE offers no key generation at a level for BFV (CryptoContext.SetKeyGenLevel is read nowhere in 1.5 or
+    # 1.6). A BFV context asked for the least depth that builds the first primes of a deeper one builds the same
+    # primes (OpenFHE takes 60-bit primes in one order): the secret and public keys' residues at those primes are a
+    # secret and public key there. They are copied into the keys OpenFHE generates there (whose own secret is
+    # discarded), and the lowered context makes its evaluation keys from them.
+    def _lowered_params(self, limbs: int):
+        base = super()._lowered_params(limbs)
+        for depth in range(base.depth, self.params.depth + 1):      # the least depth with `limbs` primes
+            p = base.replace(depth=depth)
+            built = len(_moduli(self._generated(p), self.scheme)[0])
+            if built >= limbs:
+                break
+        if built != limbs:
+            raise ParameterError(f"OpenFHE builds no BFV context of {limbs} primes like {self.params.name}'s (depth "
+                                 f"{p.depth} takes {built})")
+        return p
+
+    def _keygen_lowered(self, parent: "OpenFHEContext"):
+        cc = self._new_cc()
+        if self._primes != parent._primes[:len(self._primes)]:
+            raise ParameterError(f"OpenFHE built {self.params.name} on other primes than the first "
+                                 f"{len(self._primes)} of {parent.params.name}: it cannot hold that secret key")
+        kp = cc.KeyGen()
+        keys = []
+        for own, theirs, polys, load in ((kp.secretKey, parent._sk, 1, ofhe.DeserializePrivateKeyString),
+                                         (kp.publicKey, parent._pk, 2, ofhe.DeserializePublicKeyString)):
+            data = ofhe.Serialize(own, _BIN)
+            into = _find_vectors(data, self._primes * polys, self.params.n)
+            found = _find_vectors(ofhe.Serialize(theirs, _BIN), self._primes * polys, self.params.n)
+            if into is None or found is None:
+                raise RuntimeError("OpenFHE's serialized keys are not laid out as hepkg reads them (vectors of "
+                                   "length, coefficients, modulus)")
+            keys.append(load(_spliced(data, into, ofhe.Serialize(theirs, _BIN), found), _BIN))
+        self._evaluation_keys(*keys)
+
+    def _adopted(self, parent, raw):
+        payload = ofhe.Serialize(raw, _BIN)
+        found = _find_vectors(payload, self._primes * 2, self.params.n)
+        if found is None:
+            raise CorruptedData(f"the ciphertext does not hold 2 x {len(self._primes)} vectors under "
+                                f"{self.params.name}'s primes")
+        template, slots, _ = self._template(0)
+        return _parse_ciphertext(_spliced(template, slots, payload, found))
 
     def _rotation_indices(self) -> set[int]:
         """The automorphism indices of the rotation (and swap) keys this context declares."""
@@ -652,35 +734,18 @@ class OpenFHEContext(Context):
         if found is None:
             raise CorruptedData(f"the ciphertext payload does not hold 2 x {self._towers - level} vectors of "
                                 f"{self.params.n} coefficients under {self.params.name}'s tower moduli at level {level}")
-        out = bytearray(template)
-        for (start, stop, q), (to, end, _) in zip(found, slots):
+        for start, _, q in found:
             if np.frombuffer(payload, np.uint64, count=self.params.n, offset=start).max() >= q:
                 raise CorruptedData(f"the ciphertext payload holds coefficients at or above their tower's modulus {q}")
-            out[to:end] = payload[start:stop]
-        ct = _parse_ciphertext(bytes(out))
+        ct = _parse_ciphertext(_spliced(template, slots, payload, found))
         ct.SetNoiseScaleDeg(degree)
         ct.SetScalingFactor(factor)
         return ct
 
     def _vectors(self, data: bytes, towers: int) -> list | None:
-        """(start, stop, modulus) of the coefficients of the 2 x ``towers`` vectors in a serialized ciphertext, in
-        order (OpenFHE writes a vector as its length n, the n coefficients, its modulus), or None."""
-        n, found, pos = self.params.n, [], 0
-        length = n.to_bytes(8, "little")
-        for i in range(2 * towers):
-            q = self._primes[i % towers]
-            modulus = q.to_bytes(8, "little")
-            while True:
-                pos = data.find(length, pos)
-                if pos < 0:
-                    return None
-                start, stop = pos + 8, pos + 8 + 8 * n
-                if data[stop:stop + 8] == modulus:
-                    break
-                pos += 1
-            found.append((start, stop, q))
-            pos = stop + 8
-        return found
+        """Where the 2 x ``towers`` vectors of a serialized ciphertext at that many towers lie
+        (:func:`_find_vectors`)."""
+        return _find_vectors(data, self._primes[:towers] * 2, self.params.n)
 
     def _template(self, level: int) -> tuple[bytes, list, float]:
         """A serialized ciphertext of this context at ``level``, where its coefficients lie, and its scaling factor

@@ -19,10 +19,17 @@ _WORD = 8  # bytes per RNS coefficient
 class SimContext(Context):
     backend = "sim"
     schemes = ("bfv", "bgv", "ckks")
+    lowers = True
 
     # keys and roles: nothing secret to hold, the role flag is what matters
     def _keygen(self):
         pass
+
+    def _keygen_lowered(self, parent):
+        pass
+
+    def _adopted(self, parent, raw):
+        return raw.copy()
 
     def _load_public(self, payload: bytes):
         if payload:  # a real backend's keys relabelled "sim" would let its parties send values in the clear
