@@ -2,14 +2,16 @@
 
     python scripts/omr_compression_profile.py CHECKOUT TAG [SCHEME] [N] [REPS] [PATH]
 
-Runs the detector's compression phase alone (an encrypted random 0/1 PV at the top level, then exactly
-what ``Detector.digest`` does after the range check) on the openfhe backend at ``bfv-omr-soph``, keys as
-the detection key holds them. Per repetition: wall seconds, seconds inside the library per hook
-(``he_s_<hook>``), wall seconds inside ``ctx.dot_plain`` (encoding and products), ``ctx.rotate`` and
-``ctx.swap_columns``; ``diagonals_s`` is the rest (the numpy diagonal builder and Python); ``parse_s``: the
-digest serialized and parsed under the guard, as the receiver gets it. The result is decrypted and checked
-against numpy. Lines are appended to PATH (default ``artifacts/bench/omr_compression/<TAG>.jsonl``).
-CHECKOUT is the hepkg tree to import.
+Runs the detector's compression phase alone (an encrypted random 0/1 PV at the top level, then what
+``Detector.digest`` does after the range check: ``Detector._compress`` where the checkout has it, else the
+inline copy below of what older checkouts did) on the openfhe backend at ``bfv-omr-soph``, the parties made as
+the checkout makes them (``detector.receiver_context`` where it exists: compression keys at the compression's
+primes). Per repetition: wall seconds, seconds inside the library per hook (``he_s_<hook>``), wall seconds
+inside ``dot_plain`` (encoding and products), ``rotate`` and ``swap_columns``; ``diagonals_s`` is the rest (the
+numpy diagonal builder and Python); ``parse_s``: the digest serialized and parsed under the guard, as the
+receiver gets it; ``detection_key_bytes``: the relinearization and rotation keys of every context and Enc(sk).
+The result is decrypted and checked against numpy. Lines are appended to PATH (default
+``artifacts/bench/omr_compression/<TAG>.jsonl``). CHECKOUT is the hepkg tree to import.
 """
 import json
 import os
@@ -55,29 +57,45 @@ lay = D.layout(ps, n, scheme=scheme, N=N)
 board = bulletin_board(N, lay.k, ps, payload_bytes=612, others=0, seed=0)
 slots = board.slots if scheme == "sophomr" else None
 t0 = time.perf_counter()
-ctx = he.context("openfhe", params, rotations=lay.steps, policy="exact", swap=True)
+if hasattr(D, "receiver_context"):
+    ctx = D.receiver_context("openfhe", params, lay)
+else:
+    ctx = he.context("openfhe", params, rotations=lay.steps, policy="exact", swap=True)
+rec = D.Receiver(ctx, board.sk, lay)
+det = D.Detector(rec.detection_key())
 keygen_s = time.perf_counter() - t0
-for name in ("dot_plain", "rotate", "swap_columns"):
-    timed(ctx, name)
+sizes = rec.key_sizes() if hasattr(rec, "key_sizes") else ctx.key_sizes()
+key_bytes = sizes["relin_key"] + sizes["galois_keys"] + ctx.nbytes(det.key.sk)
+pub, low_ctx = det.ctx, getattr(det, "low", det.ctx)
+for c in {id(c): c for c in (pub, low_ctx)}.values():
+    for name in ("dot_plain", "rotate", "swap_columns"):
+        timed(c, name)
 rng = np.random.default_rng(1)
 path.parent.mkdir(parents=True, exist_ok=True)
 for rep in range(reps):
     v = np.zeros(N, np.int64)
     v[rng.choice(N, lay.k, replace=False)] = 1
-    pv = [ctx.encrypt(v[i:i + n]) for i in range(0, N, n)]
+    pv = [pub.encrypt(v[i:i + n]) for i in range(0, N, n)]
     spent.clear()
     lib0 = library_seconds().copy()
     t0 = time.perf_counter()
-    with ctx.counting() as ops:
-        low = [D._keep_limbs(ctx, x, D.COMPRESSION_LIMBS) for x in pv]
-        out = rectangular.wide_matvec(ctx, low, D._compression_entries(lay, N, slots), lay.K, N, b=lay.b_compress)
-        out = D._keep_limbs(ctx, out, 1)
+    with pub.counting() as ops, low_ctx.counting() as low_ops:
+        if hasattr(det, "_compress"):
+            out = det._compress(pv, N, slots)
+        else:
+            low = [D._keep_limbs(pub, x, D.COMPRESSION_LIMBS) for x in pv]
+            out = rectangular.wide_matvec(pub, low, D._compression_entries(lay, N, slots), lay.K, N,
+                                          b=lay.b_compress)
+            out = D._keep_limbs(pub, out, 1)
     wall = time.perf_counter() - t0
     lib = library_seconds() - lib0
+    if low_ctx is not pub:
+        ops.update(low_ops)
+    own_ctx = getattr(rec, "_digest_ctx", ctx)
     t0 = time.perf_counter()
-    own = ctx.deserialize(ctx.serialize(out), guard=True)       # what the receiver does before decrypting
+    own = own_ctx.deserialize(out.ctx.serialize(out), guard=True)       # what the receiver does before decrypting
     parse_s = time.perf_counter() - t0
-    got = ctx.decrypt(own, signed=False)[:lay.rows] % ps.q
+    got = own_ctx.decrypt(own, signed=False)[:lay.rows] % ps.q
     want = compress.compress_indices(v, lay.k, ps.q)
     if scheme == "sophomr":
         want = np.concatenate([want, compress.compress_payloads(v, slots, lay.k, ps.q).ravel()])
@@ -85,7 +103,8 @@ for rep in range(reps):
                **{f"{k}_s": s for k, s in spent.items()}, he_s=float(sum(lib.values())),
                **{f"he_s_{k}": float(s) for k, s in sorted(lib.items())},
                **{f"op_{k}": v for k, v in ops.as_dict().items() if isinstance(v, int)},
-               keygen_s=keygen_s, parse_s=parse_s, threads=os.environ.get("OMP_NUM_THREADS"),
+               keygen_s=keygen_s, detection_key_bytes=key_bytes, parse_s=parse_s,
+               compression_context=out.ctx.params.name, threads=os.environ.get("OMP_NUM_THREADS"),
                correct=bool(np.array_equal(got, want)))
     row["diagonals_s"] = wall - sum(spent.values())
     print(json.dumps(row), flush=True)

@@ -269,12 +269,19 @@ class Detector:
         with _phase(ctx, phases, "range_check"):
             pv = [range_check(ctx, block, lay.ps.bound) for block in d]
         with _phase((ctx, self.low), phases, "compression"):
-            low = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
-            if self.low is not ctx:
-                low = [self.low.adopt(x) for x in low]
-            out = wide_matvec(self.low, low, _compression_entries(lay, N, slots), lay.K, N, b=lay.b_compress)
-            out = _keep_limbs(self.low, out, 1)
+            out = self._compress(pv, N, slots)
         return Digest(out, N, lay, phases)
+
+    def _compress(self, pv: list, N: int, slots) -> Ciphertext:
+        """The digest of the PV blocks: dropped to the compression's primes (moved to its context where there is
+        one), the wide MatMul, then one prime."""
+        ctx, low = self.ctx, self.low
+        pv = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
+        if low is not ctx:
+            pv = [low.adopt(x) for x in pv]
+        out = wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
+                          b=self.layout.b_compress)
+        return _keep_limbs(low, out, 1)
 
     def _affine(self, clues: Clue) -> list[list]:
         """Per block of n messages, the l ciphertexts of d_j = B_j - A_j sk."""
