@@ -84,8 +84,9 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
                 rows += [_row(scheme, "Detection key (MB)", paper["detection_key_mb"],
                               _detection_key_bytes(g.iloc[0]) / 1e6, "measured", **where,
                               note=f"as serialized: dnum {int(g.ks_digits.iloc[0])}, {int(g.rotation_keys.iloc[0])} "
-                                   "rotation keys at the top level (no " + ("level-specific keys" if perf else
-                                                                            "ring switching") + "), no seed compression"),
+                                   f"rotation keys {_key_levels(g.iloc[0])} (no " + ("level-specific keys" if perf else
+                                                                                      "ring switching") +
+                                   "), no seed compression"),
                          _row(scheme, "Digest (KB)", paper["digest_kb"], g.digest_bytes.iloc[0] / 1e3, "measured",
                               **where, note=f"one limb at n = {int(g.n.iloc[0])} (" + (
                                   "SEAL's 28-bit last prime not available" if perf else "no ring switching") + ")")]
@@ -137,6 +138,15 @@ def phases_table(digests: pd.DataFrame) -> pd.DataFrame:
                              paper_note={"compression": "Compress", "preprocess": "Preprocess (not printed)"}.get(
                                  phase, "Affine + RangeCheck")))
     return pd.DataFrame(rows)
+
+
+def _key_levels(run) -> str:
+    """Where a measured run's rotation keys were: all at the top level (runs before lowered compression keys, and
+    PerfOMR), or the compression's in its lowered context."""
+    low = run.get("compression_keys", "top")
+    if not isinstance(low, str) or low == "top":
+        return "at the top level"
+    return f"(the affine MatMul's at the top level, the compression's and the swap at its primes: {low}, dnum 1)"
 
 
 def figure_phases(phases: pd.DataFrame):
