@@ -156,3 +156,18 @@ def test_the_compression_runs_at_its_two_primes_with_keys_there(backend):
     other = D.Receiver(D.receiver_context(backend, HP, lay, insecure=True), board.sk, lay).detection_key()
     with pytest.raises(ValueError, match="not lowered from its context"):
         D.Detector(D.DetectionKey(key.context, key.sk, lay, other.compression))
+
+
+@pytest.mark.skipif(D._compression_kernel() is None, reason="numba not installed")
+@pytest.mark.parametrize("scheme", D.SCHEMES)
+def test_the_compiled_compression_entries_are_numpys(scheme):
+    lay = D.layout(PS, 1024, scheme=scheme, k=4, payload_bytes=8)
+    N = 1500                                              # two blocks, the second partial
+    slots = np.random.default_rng(2).integers(0, PS.q, (N, lay.t)) if lay.t else None
+    rows = (np.arange(1024) % 512 - 5) % lay.K
+    cols = (np.arange(1024)[None] + np.arange(3)[:, None] * 7) % N
+    compiled = D._compression_entries(lay, N, slots, compiled=True)(rows, cols)
+    np.testing.assert_array_equal(compiled, D._compression_entries(lay, N, slots, compiled=False)(rows, cols))
+    assert compiled.shape == (3, 1024) and 0 <= compiled.min() and compiled.max() < PS.q and compiled.any()
+    with pytest.raises(IndexError, match="outside the matrix"):
+        D._compression_entries(lay, N, slots, compiled=True)(rows, cols + N)

@@ -314,9 +314,22 @@ def _keep_limbs(ctx: Context, ct: Ciphertext, limbs: int) -> Ciphertext:
     return ctx.drop_level(ct, max(0, ctx.max_level + 1 - limbs - ct.level))
 
 
-def _compression_entries(lay: Layout, N: int, slots):
-    """Entries of [C; D_1; ...; D_t] (rows beyond (t + 1) k are zero): C[j][c] = (c + 1)^(j + 1) mod p."""
+def _compression_kernel():
+    """:func:`hepkg.omr.kernels.compression_block` where numba is installed, else None."""
+    try:
+        from .kernels import compression_block
+    except ImportError:
+        return None
+    return compression_block
+
+
+def _compression_entries(lay: Layout, N: int, slots, *, compiled: bool | None = None):
+    """Entries of [C; D_1; ...; D_t] (rows beyond (t + 1) k are zero): C[j][c] = (c + 1)^(j + 1) mod p.
+    ``compiled``: numba's one-pass kernel (default: where numba is installed) or numpy's gathers."""
     p, k = lay.ps.q, lay.k
+    kernel = _compression_kernel() if compiled is not False else None
+    if compiled and kernel is None:
+        raise ImportError("the compiled compression entries need numba (pip install numba)")
     power = np.ones((k + 1, N), np.int64)
     base = np.arange(1, N + 1, dtype=np.int64)
     for j in range(1, k + 1):
@@ -325,14 +338,20 @@ def _compression_entries(lay: Layout, N: int, slots):
     weights[0] = 1
     if lay.t:
         weights[1:-1] = np.asarray(slots, dtype=np.int64).T % p
-    # the power of a slot's row changes from one slot to the next, its weight row every k slots: the powers are
-    # stored column by column, so neighbouring slots read nearby memory
-    power, weights = power.T.ravel(), weights.ravel()
+    # along a diagonal a slot's row and column both advance by one from the next slot's (its weight row every k
+    # slots): power j of column c is stored skewed, at (c - j + k)(k + 1) + j = (c + k)(k + 1) - j k, so that
+    # neighbouring slots read neighbouring words
+    skew = np.zeros((N + k) * (k + 1), np.int64)
+    js, cs = np.arange(k + 1)[:, None], np.arange(N)
+    skew[(cs + k) * (k + 1) - js * k] = power
+    weights = weights.ravel()
 
     def entries(rows, cols):
-        """Flat gathers at row offsets computed once per slot; the product reduced in place."""
-        idx = np.add(rows % k + 1, cols * (k + 1))
-        out = np.take(power, idx)
+        """Flat gathers at offsets computed once per slot; the product reduced in place."""
+        if kernel is not None:
+            return kernel(skew, weights, rows, cols, k, lay.t + 1, N, p)
+        idx = np.subtract((cols + k) * (k + 1), (rows % k + 1) * k)
+        out = np.take(skew, idx)
         np.add(np.minimum(rows // k, lay.t + 1) * N, cols, out=idx)
         out *= np.take(weights, idx, mode="clip")
         return np.remainder(out, p, out=out)
