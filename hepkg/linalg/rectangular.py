@@ -110,6 +110,15 @@ def cheapest_b(k: int, babies: int, giants: int) -> int:
     return min((_default_b(k, target), min(k, math.ceil(target))), key=rotations)
 
 
+def _reduced(d: np.ndarray, t: int) -> np.ndarray:
+    """``d`` mod t; integer entries already in [0, t) are kept as they are (the check is two fast passes, the
+    remainder an integer division per entry: over one giant step of SophOMR's compression, 128 x 2^16 entries,
+    5 ms against 0.19 s, measured on a busy machine)."""
+    if d.dtype.kind in "iu" and d.size and 0 <= d.min() and d.max() < t:
+        return d
+    return np.remainder(d, t)
+
+
 def _horner(ctx, partial: Callable[[int], object], giants: int, b: int):
     """sum_g Rot^(g b)(partial(g)), Horner style: one rotation by b per giant step."""
     out = None
@@ -193,7 +202,7 @@ def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None)
                 d = np.where(cols < N, entries(rows, np.minimum(cols, N - 1)), 0)
             else:
                 d = entries(rows, cols)
-            diagonals.extend(np.remainder(np.broadcast_to(d, (m, n)), t))
+            diagonals.extend(_reduced(np.broadcast_to(d, (m, n)), t))
         return ctx.dot_plain([c for row in babies for c in row[:m]], diagonals)
     out = _horner(ctx, partial, -(-K // b), b)
     if n // (2 * K) > 1:
