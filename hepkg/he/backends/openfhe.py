@@ -430,13 +430,13 @@ class OpenFHEContext(Context):
         keys = []
         for own, theirs, polys, load in ((kp.secretKey, parent._sk, 1, ofhe.DeserializePrivateKeyString),
                                          (kp.publicKey, parent._pk, 2, ofhe.DeserializePublicKeyString)):
-            data = ofhe.Serialize(own, _BIN)
+            data, source = ofhe.Serialize(own, _BIN), ofhe.Serialize(theirs, _BIN)
             into = _find_vectors(data, self._primes * polys, self.params.n)
-            found = _find_vectors(ofhe.Serialize(theirs, _BIN), self._primes * polys, self.params.n)
+            found = _find_vectors(source, self._primes * polys, self.params.n)
             if into is None or found is None:
                 raise RuntimeError("OpenFHE's serialized keys are not laid out as hepkg reads them (vectors of "
                                    "length, coefficients, modulus)")
-            keys.append(load(_spliced(data, into, ofhe.Serialize(theirs, _BIN), found), _BIN))
+            keys.append(load(_spliced(data, into, source, found), _BIN))
         self._evaluation_keys(*keys)
 
     def _adopted(self, parent, raw):
