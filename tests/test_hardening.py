@@ -188,6 +188,7 @@ def test_10_context_metadata_is_validated(backend):
     meta, payload = envelope.unpack(ctx.to_bytes(), "context")
     meta.pop("kind")
     for change, field in ((dict(key_id=5), "key_id"), (dict(steps=["1"]), "steps"), (dict(swap="yes"), "swap"),
+                          (dict(parent="ab"), "parent"),
                           (dict(session_key="00"), "session_key"), (dict(backend="nope"), "backend"),
                           (dict(built=dict(q_bits=[1], p_bits=[])), "moduli"),
                           (dict(params={**meta["params"], "depth": -1}), "invalid parameter set")):
