@@ -91,7 +91,7 @@ for rep in range(reps):
     lib = library_seconds() - lib0
     if low_ctx is not pub:
         ops.update(low_ops)
-    own_ctx = getattr(rec, "_digest_ctx", ctx)
+    own_ctx = getattr(rec, "digest_context", ctx)
     t0 = time.perf_counter()
     own = own_ctx.deserialize(out.ctx.serialize(out), guard=True)       # what the receiver does before decrypting
     parse_s = time.perf_counter() - t0

@@ -191,7 +191,7 @@ def omr_receiver_digest(forge):
     from hepkg.omr import detector as D
 
     lay, receiver = _omr(False)
-    pub = receiver.ctx.public()
+    pub = receiver.digest_context.public()             # the compression's lowered context: the digest's
     ct = pub.encrypt([0])
     with _sending(pub, forge):
         return [_outcome(lambda: receiver.retrieve(D.Digest(ct, 100, lay)))]

@@ -194,15 +194,15 @@ class Receiver:
                 ctx.close()
 
     @property
-    def _digest_ctx(self) -> Context:
-        """The context digests come back under."""
+    def digest_context(self) -> Context:
+        """The context digests come back under (the lowered one where the compression runs there)."""
         return self.ctx if self.low is None else self.low
 
     def _received(self, cts: list, timings: dict | None) -> list:
         """The digest's ciphertexts as the receiver gets them: serialized, then parsed under the guard into its own
         context; ``timings["parse_s"]`` gets the seconds this took (the authors' decoding timer starts after it)."""
         t0 = time.perf_counter()
-        own = [self._digest_ctx.deserialize(c.ctx.serialize(c), guard=True) for c in cts]
+        own = [self.digest_context.deserialize(c.ctx.serialize(c), guard=True) for c in cts]
         if timings is not None:
             timings["parse_s"] = time.perf_counter() - t0
         return own
@@ -214,7 +214,7 @@ class Receiver:
         if not isinstance(digest, Digest) or digest.layout != lay:
             raise ValueError("the digest was made for another layout (scheme, PS parameters, k or slots)")
         ct, = self._received([digest.ciphertext], timings)
-        slots = self._digest_ctx.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
+        slots = self.digest_context.decrypt(ct, signed=False)[:lay.rows] % lay.ps.q
         w = slots[:lay.k]
         if lay.scheme == "sophomd":
             return decode_indices(w, digest.N, lay.ps.q), None
