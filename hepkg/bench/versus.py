@@ -1,6 +1,6 @@
 """hepkg beside a reference on the same machine, library, parameters and inputs: the papers' authors' code.
 
-``python -m hepkg.bench.versus [spmv gemm facesearch omr] [--reps N] [--authors DIR]`` (``make bench``)
+``python -m hepkg.bench.versus [spmv gemm facesearch fasthe omr] [--reps N] [--authors DIR]`` (``make bench``)
 runs, per section, the reference and hepkg's implementation of the same method in alternating rounds
 after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
 (one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
