@@ -20,6 +20,7 @@ OpenFHE as the authors' program); :func:`run` runs a built program.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import fcntl
 import functools
@@ -64,6 +65,16 @@ OPENFHE_HEXL_PATHS = ("CMakeLists.txt", "CMakeLists.User.txt", "OpenFHEConfig.cm
                       "src", "third-party")
 #: OpenFHE with HEXL as openfhe-configurator builds it: its CMake defaults, so machine-specific flags on.
 HEXL_OPENFHE_OPTIONS = dict(WITH_INTEL_HEXL="ON", INTEL_HEXL_PREBUILT="ON", WITH_NATIVEOPT="ON")
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One build of an authors' program: ``binary``, the OpenFHE ``libdir`` it loads, ``build`` (the builds'
+    names)."""
+
+    binary: pathlib.Path
+    libdir: pathlib.Path
+    build: str = ""
 
 
 class BuildError(RuntimeError):

@@ -60,11 +60,12 @@ def write_dataset(path, database: np.ndarray, query: np.ndarray) -> None:
     pathlib.Path(path).write_text(f"{len(database)}\n" + "\n".join(rows) + "\n")
 
 
-def parse(output: str) -> dict:
-    """Their printed query times (seconds) and answers; ValueError naming a missing line."""
+def parse(output: str, time: str = _TIME) -> dict:
+    """Their printed query times (seconds) and answers; ValueError naming a missing line. ``time``: how their
+    program prints a phase's seconds (FastHE-Search's later ``main.cpp``: "done (wall: ...s)")."""
     found = {}
-    for name, pattern in dict(membership_s=r"Computing membership scenario\.\.\. " + _TIME,
-                              identify_s=r"Computing index scenario\.\.\. " + _TIME,
+    for name, pattern in dict(membership_s=r"Computing membership scenario\.\.\. " + time,
+                              identify_s=r"Computing index scenario\.\.\. " + time,
                               member=r"Membership scenario: (true|false)",
                               indices=r"Index scenario: ([^\n]*)").items():
         m = re.search(pattern, output)

@@ -31,6 +31,7 @@ import re
 import tempfile
 
 from hepkg.bench import builds
+from hepkg.bench.builds import Program
 from hepkg.bench.child import in_child
 
 from . import authors as A
@@ -58,15 +59,6 @@ HEPKG_ALONE = False        # without their checkout the section is skipped (hepk
 _TIME = r"done \(wall: ([0-9.eE+-]+)s\)"
 _SETUP = re.compile(r"\[SETUP_COSTS\] KeyGen=([0-9.]+)s RotKeyGen=([0-9.]+)s DBEncrypt=([0-9.]+)s")
 _SERIAL = ("db", "db_blind", "db_diagonal", "db_hers")
-
-
-@dataclasses.dataclass(frozen=True)
-class Program:
-    """One build of their program: ``binary``, the OpenFHE ``libdir`` it loads, ``build`` (the builds' names)."""
-
-    binary: pathlib.Path
-    libdir: pathlib.Path
-    build: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,22 +92,11 @@ def prepare(checkout) -> Authors:
 
 def parse(output: str) -> dict:
     """Their printed query times (seconds), setup costs and answers; ValueError naming a missing line."""
-    found = {}
-    for name, pattern in dict(membership_s=r"Computing membership scenario\.\.\. " + _TIME,
-                              identify_s=r"Computing index scenario\.\.\. " + _TIME,
-                              member=r"Membership scenario: (true|false)",
-                              indices=r"Index scenario: ([^\n]*)").items():
-        m = re.search(pattern, output)
-        if not m:
-            raise ValueError(f"FastHE-Search's output has no line matching {pattern!r}")
-        found[name] = m.group(1)
     setup = _SETUP.search(output)
     if not setup:
         raise ValueError(f"FastHE-Search's output has no line matching {_SETUP.pattern!r}")
     keygen, rotkeys, enroll = map(float, setup.groups())
-    return dict(membership_s=float(found["membership_s"]), identify_s=float(found["identify_s"]),
-                member=found["member"] == "true", indices=[int(x) for x in re.findall(r"\d+", found["indices"])],
-                keygen_s=keygen + rotkeys, enroll_s=enroll)
+    return A.parse(output, _TIME) | dict(keygen_s=keygen + rotkeys, enroll_s=enroll)
 
 
 def run_authors(program: Program, dataset, approach: int, threads: int) -> dict:
