@@ -123,3 +123,24 @@ def test_the_plot_labels_a_side_set_beside_a_second_reference():
     fig = versus.plot(pd.DataFrame(rows), "t")
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels[:3] == ["hydia", "bsgs", "bsgs (beside theirs-8)"]
+
+
+def test_hydias_own_program_joins_at_its_comparison_depth_only(tmp_path, monkeypatch):
+    from hepkg.facesearch import authors as A
+
+    monkeypatch.setattr(F, "in_child", lambda fn, cfg, need, threads, python_path=None: [dict(
+        status="measured", membership_s=2.0, membership_he_s=1.9, identify_s=3.0, rss_peak_bytes=5e9, keygen_s=1.0,
+        enroll_s=2.0, identified=True, count_error=0.1, openfhe_module="/m/openfhe")])
+    monkeypatch.setattr(F, "estimated_peak_bytes", lambda cfg: 0)
+    run = dict(membership_s=4.0, identify_s=5.0, member=True, indices=[], rss_gb=1.0, keygen_s=1.0, enroll_s=1.0,
+               disk_gb=0.1)
+    monkeypatch.setattr(F, "run_authors", lambda *a: run)
+    monkeypatch.setattr(A, "run_authors", lambda authors, dataset, threads: run | dict(membership_s=6.0))
+    lib, prog = (type("B", (), dict(root=tmp_path / n))() for n in ("openfhe-v151", "hydia-1a2f"))
+    programs = {k: F.Program(tmp_path, tmp_path, f"k{k}") for k in (8, 10)}
+    authors = F.Authors(programs, hydia=A.Authors(tmp_path / "ImageMatching", tmp_path, (lib, prog)))
+    at10 = F.versus_run("l512 K1024 kappa10", authors, reps=1, warmup=0).set_index("side")
+    assert at10.loc[F.HYDIA, "e2e_s"] == 6.0 and at10.loc[F.HYDIA, "build"] == "openfhe-v151 + hydia-1a2f"
+    assert not at10.loc[F.HYDIA, "correct"]               # a member answered with no indices
+    assert (at10.loc[list(F.METHODS), "build"] == "openfhe wheel").all()
+    assert F.HYDIA not in set(F.versus_run("l512 K1024 kappa8", authors, reps=1, warmup=0).side)

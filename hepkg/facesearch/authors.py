@@ -24,7 +24,8 @@ import numpy as np
 
 from hepkg.bench import builds
 
-__all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "Authors", "prepare", "write_dataset", "parse", "run_authors"]
+__all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "Authors", "prepare", "write_dataset", "parse", "run_authors",
+           "as_row"]
 
 REPO, ENV, FILES = "n7koirala/image_matching", "HEPKG_AUTHORS_HYDIA", ("src/main.cpp", "CMakeLists.txt",
                                                                        "include/config.h")
@@ -90,3 +91,11 @@ def run_authors(authors: Authors, dataset, threads: int) -> dict:
     return parse(output) | dict(keygen_s=keygen, enroll_s=seen.get(marks[1], float("nan")) - keygen,
                                 rss_gb=peak / 1e9,
                                 disk_gb=sum(v for f, v in files.items() if f.startswith("serial/db_diagonal/")) / 1e9)
+
+
+def as_row(run: dict, matches) -> dict:
+    """A run of a face-search program (:func:`run_authors`, FastHE-Search's alike) as a bench row: the query
+    times, memory, setup and disk, and ``correct``: the membership decision and the identified indices are right."""
+    return dict(status="measured", e2e_s=run["membership_s"], identify_s=run["identify_s"], rss_gb=run["rss_gb"],
+                keygen_s=run["keygen_s"], enroll_s=run["enroll_s"], disk_gb=run["disk_gb"],
+                correct=run["member"] == (len(matches) > 0) and sorted(run["indices"]) == sorted(matches))

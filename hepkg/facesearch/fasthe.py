@@ -9,6 +9,8 @@ over the diagonals). :func:`prepare` builds it from their checkout (``--authors`
 :func:`hepkg.bench.builds.accelerator` has it), and openfhe-python :data:`OPENFHE_PYTHON_REF` on that same build
 from ``$HEPKG_OPENFHE_PYTHON_SRC`` for hepkg's side (the OMR bench's pair: one OpenFHE for every program);
 without that checkout hepkg runs the openfhe wheel, and its rows name the module they ran (``openfhe_module``).
+Given ``$HEPKG_AUTHORS_HYDIA``, HyDia's own ``ImageMatching`` (:mod:`hepkg.facesearch.authors`) is built on that
+same OpenFHE and joins the kappa 10 cases (its comparison's depth) where it builds there.
 
 A run of theirs is ``ImageMatching <dataset> <approach> --keep-serial`` in a scratch folder (their ``serial/``
 folders made, their ``latency.csv`` appended there), with ``OUTER_THREADS`` (their parallel loops' team) and
@@ -47,6 +49,7 @@ SOURCES = ("CMakeLists.txt", "include", "src")
 #: side -> their approach number
 APPROACHES = {"FastHE-Search 5 (HyDia)": 5, "FastHE-Search 8 (BSGS-Diagonal)": 8}
 REFERENCE = "FastHE-Search 5 (HyDia)"
+HYDIA = "hydia C++ (image_matching)"       # HyDia's own program, at kappa 10
 #: sides also set beside another reference side than REFERENCE (hepkg.bench.versus.summarize)
 PAIRS = {"bsgs-diagonal": "FastHE-Search 8 (BSGS-Diagonal)"}
 METHODS = ("hydia", "hydia-lean", "bsgs-diagonal")
@@ -64,11 +67,13 @@ _SERIAL = ("db", "db_blind", "db_diagonal", "db_hers")
 @dataclasses.dataclass(frozen=True)
 class Authors:
     """Their builds by kappa (:func:`prepare`), ``python``: the folder holding an ``openfhe`` module built against
-    their OpenFHE (None: hepkg runs the wheel), ``hepkg_build``: that module's build."""
+    their OpenFHE (None: hepkg runs the wheel), ``hepkg_build``: that module's build, ``hydia``: HyDia's own
+    ``ImageMatching`` on the same OpenFHE (:mod:`hepkg.facesearch.authors`; None without its checkout)."""
 
     programs: dict
     python: pathlib.Path | None = None
     hepkg_build: str | None = None
+    hydia: A.Authors | None = None
 
 
 def prepare(checkout) -> Authors:
@@ -81,13 +86,29 @@ def prepare(checkout) -> Authors:
                                            with_hexl=True, options=dict(USE_GPU="OFF", COMP_DEPTH_VAL=str(kappa)))
         programs[kappa] = Program(prog.root / "build" / "ImageMatching", lib.prefix / "lib",
                                   f"{prog.root.name} + {lib.root.name}")
+    hydia = _hydia(lib)
     src = os.environ.get(builds.OPENFHE_PYTHON_ENV)
     if not src:
         print(f"for OpenFHE {OPENFHE_REF} on hepkg's side too: {builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and "
               f"set {builds.OPENFHE_PYTHON_ENV} to its path; hepkg runs the openfhe wheel", flush=True)
-        return Authors(programs)
+        return Authors(programs, hydia=hydia)
     module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
-    return Authors(programs, module.prefix, f"{module.root.name} on {lib.root.name}")
+    return Authors(programs, module.prefix, f"{module.root.name} on {lib.root.name}", hydia)
+
+
+def _hydia(lib) -> A.Authors | None:
+    """HyDia's own ``ImageMatching`` (``$HEPKG_AUTHORS_HYDIA``) built against the OpenFHE build ``lib``, or None
+    (saying why: no checkout, or it does not build on that version; it pins v1.2.3)."""
+    checkout = os.environ.get(A.ENV)
+    if not checkout:
+        print(f"HyDia's own C++ not run: git clone https://github.com/{A.REPO} and set {A.ENV}", flush=True)
+        return None
+    try:
+        prog = builds.program("hydia", checkout, deps=[lib], paths=A.SOURCES)
+    except builds.BuildError as exc:
+        print(f"HyDia's own C++ not run: it does not build on {lib.root.name} ({exc})", flush=True)
+        return None
+    return A.Authors(prog.root / "build" / "ImageMatching", lib.prefix / "lib", (lib, prog))
 
 
 def parse(output: str) -> dict:
@@ -140,10 +161,12 @@ def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int, pyt
 
 
 def _theirs(program: Program, dataset, approach: int, matches, threads: int) -> dict:
-    r = run_authors(program, dataset, approach, threads)
-    return dict(status="measured", e2e_s=r["membership_s"], identify_s=r["identify_s"], rss_gb=r["rss_gb"],
-                keygen_s=r["keygen_s"], enroll_s=r["enroll_s"], disk_gb=r["disk_gb"], build=program.build,
-                correct=r["member"] == (len(matches) > 0) and sorted(r["indices"]) == sorted(matches))
+    return A.as_row(run_authors(program, dataset, approach, threads), matches) | dict(build=program.build)
+
+
+def _hydias(hydia: A.Authors, dataset, matches, threads: int) -> dict:
+    return A.as_row(A.run_authors(hydia, dataset, threads), matches) | dict(
+        build=" + ".join(b.root.name for b in hydia.built))
 
 
 def versus_run(case: str, authors: Authors | None = None, *, reps: int, warmup: int = 1, seed: int = 0,
@@ -170,6 +193,8 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, warmup: 
             for side, approach in APPROACHES.items():
                 sides[side] = (lambda a=approach: _theirs(authors.programs[kappa], dataset, a, list(inst.matches),
                                                           threads))
+            if authors.hydia is not None and kappa == 10:          # their comparison's depth
+                sides[HYDIA] = lambda: _hydias(authors.hydia, dataset, list(inst.matches), threads)
         names = list(sides)
         for rnd in range(warmup + reps):
             turn = (rotate + rnd) % len(names)
