@@ -56,7 +56,7 @@ check-figures: $(STAMP) ## CI: make figures on a clean tree must leave it clean 
 	  if [ "$$before" != "$$after" ]; then echo "make figures changed the committed tree:"; git --no-pager diff --stat; \
 	    diff <(echo "$$before") <(echo "$$after"); exit 1; fi; echo "check-figures: make figures left the tree as it was"
 
-bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch,omr) -> artifacts/bench
+bench: $(STAMP) ## hepkg beside the authors' code / the paper's baseline (HEPKG_AUTHORS_CSSC=DIR ...; ONLY=spmv,gemm,facesearch,fasthe,omr) -> artifacts/bench
 	MPLBACKEND=Agg $(PY) -m hepkg.bench.versus $(subst $(comma), ,$(ONLY))
 
 bench-rns: $(STAMP) ## the rns engine (numpy, numba; CuPy on a GPU: each op's floor) beside OpenFHE at 1 and every thread: NTT, product, rotation, hoisted steps (N = 2^15, 2^16; depth 9, 11) -> artifacts/bench/rns_*

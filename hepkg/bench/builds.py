@@ -20,6 +20,7 @@ OpenFHE as the authors' program); :func:`run` runs a built program.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import fcntl
 import functools
@@ -64,6 +65,16 @@ OPENFHE_HEXL_PATHS = ("CMakeLists.txt", "CMakeLists.User.txt", "OpenFHEConfig.cm
                       "src", "third-party")
 #: OpenFHE with HEXL as openfhe-configurator builds it: its CMake defaults, so machine-specific flags on.
 HEXL_OPENFHE_OPTIONS = dict(WITH_INTEL_HEXL="ON", INTEL_HEXL_PREBUILT="ON", WITH_NATIVEOPT="ON")
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One build of an authors' program: ``binary``, the OpenFHE ``libdir`` it loads, ``build`` (the builds'
+    names)."""
+
+    binary: pathlib.Path
+    libdir: pathlib.Path
+    build: str = ""
 
 
 class BuildError(RuntimeError):
@@ -332,11 +343,13 @@ def openfhe(checkout, ref: str, *, options: dict | None = None, hexl: Build | No
                         quiet=quiet)
 
 
-def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), quiet: bool = False) -> Build:
+def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), options: dict | None = None,
+            quiet: bool = False) -> Build:
     """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``
-    (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path)."""
-    return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release"), deps=deps, paths=paths,
-                        install=False, quiet=quiet)
+    (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path), with
+    ``options`` (CMake cache variables) beside the release build type."""
+    return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
+                        paths=paths, install=False, quiet=quiet)
 
 
 def _source(env: str) -> pathlib.Path:
@@ -378,10 +391,12 @@ def accelerator() -> tuple[Build | None, str]:
     return hexl(), ""
 
 
-def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=(), with_hexl: bool = False) -> tuple[Build, Build]:
+def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=(), with_hexl: bool = False,
+                    options: dict | None = None) -> tuple[Build, Build]:
     """(OpenFHE at ``openfhe_ref`` from the checkout ``$HEPKG_OPENFHE_SRC``, the program ``name`` of ``checkout``
-    built against it); MissingCheckout, with the clone command, when ``$HEPKG_OPENFHE_SRC`` is not set.
-    ``with_hexl``: OpenFHE with HEXL where :func:`accelerator` has it, else without (saying why)."""
+    built against it, with the CMake ``options``); MissingCheckout, with the clone command, when
+    ``$HEPKG_OPENFHE_SRC`` is not set. ``with_hexl``: OpenFHE with HEXL where :func:`accelerator` has it, else
+    without (saying why)."""
     from .versus import MissingCheckout
 
     src = os.environ.get(OPENFHE_ENV)
@@ -393,7 +408,7 @@ def against_openfhe(name: str, checkout, openfhe_ref: str, *, paths=(), with_hex
     if why:
         print(f"{name}: {why}", flush=True)
     lib = openfhe(src, openfhe_ref, hexl=accel)
-    return lib, program(name, checkout, deps=[lib], paths=paths)
+    return lib, program(name, checkout, deps=[lib], paths=paths, options=options)
 
 
 def _package_version(lib: Build) -> str:
@@ -461,17 +476,19 @@ def _scratch(binary):
             reaper.wait()
 
 
-def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None):
+def run(binary, args, *, libdir, threads: int, marks=(), thread_limit: bool = False, setup=None, variables=None):
     """Run ``binary args`` in a scratch folder (``setup(folder)`` prepares it), with ``threads`` OpenMP threads
-    (``thread_limit``: also ``OMP_THREAD_LIMIT``, which caps teams the program sizes itself) and ``libdir`` on the
-    library path. Returns (its output, {mark: seconds from the start to the first line containing it}, its own
-    peak RSS in bytes from ``wait4``, the sizes of the files it left, by path relative to the folder).
+    (``thread_limit``: also ``OMP_THREAD_LIMIT``, which caps teams the program sizes itself), ``libdir`` on the
+    library path and the environment ``variables`` (e.g. the program's own thread settings) set. Returns (its
+    output, {mark: seconds from the start to the first line containing it}, its own peak RSS in bytes from
+    ``wait4``, the sizes of the files it left, by path relative to the folder).
     RuntimeError with the output's tail when it fails. The program dies with this process (the parent-death
     signal, :func:`hepkg.lifeline.die_with_parent`), even by SIGKILL, and its scratch folder goes with them."""
     env = os.environ | dict(OMP_NUM_THREADS=str(threads),
                             LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir), os.environ.get("LD_LIBRARY_PATH")])))
     if thread_limit:
         env["OMP_THREAD_LIMIT"] = str(threads)
+    env |= dict(variables or {})
     with _scratch(binary) as tmp:
         if setup is not None:
             setup(tmp)

@@ -1,6 +1,6 @@
 """hepkg beside a reference on the same machine, library, parameters and inputs: the papers' authors' code.
 
-``python -m hepkg.bench.versus [spmv gemm facesearch omr] [--reps N] [--authors DIR]`` (``make bench``)
+``python -m hepkg.bench.versus [spmv gemm facesearch fasthe omr] [--reps N] [--authors DIR]`` (``make bench``)
 runs, per section, the reference and hepkg's implementation of the same method in alternating rounds
 after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
 (one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
@@ -34,7 +34,7 @@ __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "su
 
 #: section -> the module holding its ``versus_cases`` and ``versus_run`` (see :func:`measure`).
 SECTIONS = {"spmv": "hepkg.spmv.authors", "gemm": "hepkg.gemm.authors", "facesearch": "hepkg.facesearch.versus",
-            "omr": "hepkg.omr.authors"}
+            "fasthe": "hepkg.facesearch.fasthe", "omr": "hepkg.omr.authors"}
 
 
 class MissingCheckout(FileNotFoundError):
@@ -96,38 +96,49 @@ def alternate(sides: dict, reps: int, warmup: int = 1):
     return pd.concat([timing[["rep", "wall_s", "cpu_s"]], kept], axis=1)
 
 
-def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors", base: str | None = None):
+def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors", base: str | None = None,
+              pairs: dict | None = None):
     """Per case, side other than ``reference`` and quantity: the side's median and quartiles and, where the
     reference ran, its median and quartiles, ``ratio`` = reference median / side median (> 1: the side is
     faster, or smaller), the quartiles of the per-round ratios and the verdict on the side
     (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). With runs of a side
     ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
-    ``lever`` (a column of the runs, kept) adds on its own."""
+    ``lever`` (a column of the runs, kept) adds on its own. ``pairs``: side -> a second reference side it is
+    also set beside (rows of their own, ``reference`` naming it)."""
     import pandas as pd
 
     rows = []
     if "status" in runs:
         runs = runs[runs.status.isin(["ok", "measured"])]
+    pairs = pairs or {}
     for case, g in runs.groupby("case", sort=False):
-        a = g[g.side == reference].set_index("rep")
-        for side, h in g[g.side != reference].groupby("side", sort=False):
-            h = h.set_index("rep")
-            for q in quantities:
-                row = dict(case=case, side=side, quantity=q, reference=reference, side_median=h[q].median(),
-                           **({"lever": h.lever.iloc[0]} if "lever" in h else {}),
-                           side_q1=h[q].quantile(0.25), side_q3=h[q].quantile(0.75), reps=len(h),
-                           side_correct=bool(h.correct.all()))
-                if len(a):
-                    per_round = (a[q] / h[q]).dropna()
-                    row |= dict(ref_median=a[q].median(), ref_q1=a[q].quantile(0.25), ref_q3=a[q].quantile(0.75),
-                                ratio=a[q].median() / h[q].median(), ratio_q1=per_round.quantile(0.25),
-                                ratio_q3=per_round.quantile(0.75), verdict=compare(h[q], a[q]),
-                                ref_correct=bool(a.correct.all()))
-                b = g[g.side == base]
-                if base is not None and len(b):
-                    row["gain"] = b[q].median() / h[q].median()
-                rows.append(row)
+        for side in dict.fromkeys(g.side[g.side != reference]):
+            for ref in [reference] + ([pairs[side]] if side in pairs else []):
+                rows += _summary_rows(case, g, side, ref, quantities, base)
     return pd.DataFrame(rows)
+
+
+def _summary_rows(case: str, g, side: str, reference: str, quantities, base) -> list[dict]:
+    """:func:`summarize`'s rows of one side beside one reference on one case's runs ``g``."""
+    a = g[g.side == reference].set_index("rep")
+    h = g[g.side == side].set_index("rep")
+    rows = []
+    for q in quantities:
+        row = dict(case=case, side=side, quantity=q, reference=reference, side_median=h[q].median(),
+                   **({"lever": h.lever.iloc[0]} if "lever" in h else {}),
+                   side_q1=h[q].quantile(0.25), side_q3=h[q].quantile(0.75), reps=len(h),
+                   side_correct=bool(h.correct.all()))
+        if len(a):
+            per_round = (a[q] / h[q]).dropna()
+            row |= dict(ref_median=a[q].median(), ref_q1=a[q].quantile(0.25), ref_q3=a[q].quantile(0.75),
+                        ratio=a[q].median() / h[q].median(), ratio_q1=per_round.quantile(0.25),
+                        ratio_q3=per_round.quantile(0.75), verdict=compare(h[q], a[q]),
+                        ref_correct=bool(a.correct.all()))
+        b = g[g.side == base]
+        if base is not None and len(b):
+            row["gain"] = b[q].median() / h[q].median()
+        rows.append(row)
+    return rows
 
 
 def plot(summary, title: str):
@@ -138,6 +149,8 @@ def plot(summary, title: str):
     from matplotlib.patches import Patch
 
     s = summary.dropna(subset=["ratio"]).reset_index(drop=True) if "ratio" in summary else summary.iloc[:0]
+    ref = s.reference.mode().iloc[0] if len(s) else "reference"          # summarize's reference; pairs apart
+    s = s.assign(side=[side if r == ref else f"{side} (beside {r})" for side, r in zip(s.side, s.reference)])
     quantities = list(dict.fromkeys(s.quantity)) or [None]
     cases, sides = list(dict.fromkeys(s.case)), list(dict.fromkeys(s.side))
     colours = dict(zip(sides, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
@@ -162,7 +175,6 @@ def plot(summary, title: str):
         ax.axvline(1, color="0.3", lw=1)
         ax.set_yticks(range(len(cases)), cases)
         ax.invert_yaxis()
-        ref = s.reference.iloc[0] if len(s) else "reference"
         ax.set(title=str(quantity).removesuffix("_s") + (" (time)" if str(quantity).endswith("_s") else ""),
                xlabel=f"{ref} / side (median): > 1: the side is faster or smaller")
         ax.grid(axis="x", alpha=0.3)
@@ -241,6 +253,9 @@ def main(argv=None) -> None:
                     _prepared(section, str(checkout))    # C++: built (cached) before the first case
             except MissingCheckout as exc:
                 checkout = None
+                if not getattr(mod, "HEPKG_ALONE", True):       # hepkg's side alone is another section's
+                    print(f"{section}: {exc}; skipped", file=sys.stderr)
+                    continue
                 print(f"{section}: {exc}; measuring hepkg's side alone", file=sys.stderr)
         reps = args.reps or getattr(mod, "REPS", 7)
         runs, mod = measure(section, checkout, reps=reps, scale=args.scale, artifacts=args.artifacts)
@@ -280,7 +295,8 @@ def _summarize_and_plot(section: str, mod, runs, artifacts=None):
     if lacking:
         print(f"{section}: the runs do not record {', '.join(lacking)}; summarized without it", file=sys.stderr)
     quantities = [q for q in mod.QUANTITIES if q not in lacking]
-    summary = summarize(runs, quantities, getattr(mod, "REFERENCE", "authors"), getattr(mod, "BASE", None))
+    summary = summarize(runs, quantities, getattr(mod, "REFERENCE", "authors"), getattr(mod, "BASE", None),
+                        getattr(mod, "PAIRS", None))
     report.save_table(summary, "bench", f"versus_{section}_summary", base=artifacts)
     report.save_figure(plot(summary, _title(section, mod)), "bench", f"versus_{section}", base=artifacts)
     return summary

@@ -24,7 +24,8 @@ import numpy as np
 
 from hepkg.bench import builds
 
-__all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "Authors", "prepare", "write_dataset", "parse", "run_authors"]
+__all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "Authors", "prepare", "write_dataset", "parse", "run_authors",
+           "as_row"]
 
 REPO, ENV, FILES = "n7koirala/image_matching", "HEPKG_AUTHORS_HYDIA", ("src/main.cpp", "CMakeLists.txt",
                                                                        "include/config.h")
@@ -60,11 +61,12 @@ def write_dataset(path, database: np.ndarray, query: np.ndarray) -> None:
     pathlib.Path(path).write_text(f"{len(database)}\n" + "\n".join(rows) + "\n")
 
 
-def parse(output: str) -> dict:
-    """Their printed query times (seconds) and answers; ValueError naming a missing line."""
+def parse(output: str, time: str = _TIME) -> dict:
+    """Their printed query times (seconds) and answers; ValueError naming a missing line. ``time``: how their
+    program prints a phase's seconds (FastHE-Search's later ``main.cpp``: "done (wall: ...s)")."""
     found = {}
-    for name, pattern in dict(membership_s=r"Computing membership scenario\.\.\. " + _TIME,
-                              identify_s=r"Computing index scenario\.\.\. " + _TIME,
+    for name, pattern in dict(membership_s=r"Computing membership scenario\.\.\. " + time,
+                              identify_s=r"Computing index scenario\.\.\. " + time,
                               member=r"Membership scenario: (true|false)",
                               indices=r"Index scenario: ([^\n]*)").items():
         m = re.search(pattern, output)
@@ -89,3 +91,11 @@ def run_authors(authors: Authors, dataset, threads: int) -> dict:
     return parse(output) | dict(keygen_s=keygen, enroll_s=seen.get(marks[1], float("nan")) - keygen,
                                 rss_gb=peak / 1e9,
                                 disk_gb=sum(v for f, v in files.items() if f.startswith("serial/db_diagonal/")) / 1e9)
+
+
+def as_row(run: dict, matches) -> dict:
+    """A run of a face-search program (:func:`run_authors`, FastHE-Search's alike) as a bench row: the query
+    times, memory, setup and disk, and ``correct``: the membership decision and the identified indices are right."""
+    return dict(status="measured", e2e_s=run["membership_s"], identify_s=run["identify_s"], rss_gb=run["rss_gb"],
+                keygen_s=run["keygen_s"], enroll_s=run["enroll_s"], disk_gb=run["disk_gb"],
+                correct=run["member"] == (len(matches) > 0) and sorted(run["indices"]) == sorted(matches))

@@ -56,10 +56,7 @@ def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int) -> 
 
 
 def _theirs(authors, dataset, matches, threads: int) -> dict:
-    r = A.run_authors(authors, dataset, threads)
-    return dict(status="measured", e2e_s=r["membership_s"], identify_s=r["identify_s"], rss_gb=r["rss_gb"],
-                keygen_s=r["keygen_s"], enroll_s=r["enroll_s"], disk_gb=r["disk_gb"],
-                correct=r["member"] == (len(matches) > 0) and sorted(r["indices"]) == sorted(matches))
+    return A.as_row(A.run_authors(authors, dataset, threads), matches)
 
 
 def versus_run(case: str, authors=None, *, reps: int, seed: int = 0):

@@ -42,6 +42,7 @@ import pathlib
 import re
 
 from hepkg.bench import builds
+from hepkg.bench.builds import Program
 from hepkg.bench.child import in_child
 from hepkg.bench.versus import alternate
 
@@ -66,15 +67,6 @@ _LINES = {"affine_s": (r"Affine Transform time:\s*([0-9.eE+-]+)\s*sec", 1.0),
 _CASE = re.compile(r"(OMD|OMR) N(\d+) k(\d+)(?: t(\d+))? threads(\d+)")
 #: their lines around key saving (``saveKeys``, between key generation and the simulated board)
 _SETUP, _SAVED = "Setup Finished!", "Payload & Signal Simulation Started!"
-
-
-@dataclasses.dataclass(frozen=True)
-class Program:
-    """One build of their program: ``binary``, the OpenFHE ``libdir`` it loads, ``build`` (the builds' names)."""
-
-    binary: pathlib.Path
-    libdir: pathlib.Path
-    build: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
