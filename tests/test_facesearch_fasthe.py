@@ -65,7 +65,7 @@ def test_run_authors_passes_their_arguments_and_threads_and_reads_disk(tmp_path)
         """)
     got = F.run_authors(program, tmp_path / "d.dat", 8, threads=2)
     assert got["membership_s"] == 41.5 and got["member"] and got["indices"] == [3, 700]
-    assert got["disk_gb"] == 0.003 and got["keygen_s"] == 12.75 and 0 < got["rss_gb"] < 1
+    assert got["disk_gb"] == 0.003 and got["keygen_s"] == 12.75 and got["rss_gb"] > 0
 
 
 def test_run_authors_reports_a_failed_run(tmp_path):
