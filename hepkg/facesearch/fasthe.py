@@ -38,6 +38,7 @@ from hepkg.bench.child import in_child
 
 from . import authors as A
 from .experiments import estimated_peak_bytes, measure_here
+from .versus import hepkg_row
 
 __all__ = ["REPO", "ENV", "FILES", "OPENFHE_REF", "OPENFHE_PYTHON_REF", "APPROACHES", "REFERENCE", "PAIRS",
            "Program", "Authors", "prepare", "parse", "run_authors", "versus_cases", "versus_run"]
@@ -152,12 +153,8 @@ def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int, pyt
     cfg = dict(backend="openfhe", params=PARAMS[kappa], method=method, K=K, Km=KM, l=l, kappa=kappa, seed=seed,
                reps=1, warmup=0, workers=1, omp_threads=threads, identify=True, absent=False)
     (r,) = in_child(_measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=python)
-    if r["status"] != "measured":
-        return dict(status=r["status"], correct=False, estimated_rss_gb=r["estimated_peak_bytes"] / 1e9)
-    return dict(status="measured", e2e_s=r["membership_s"], he_s=r["membership_he_s"], identify_s=r["identify_s"],
-                rss_gb=r["rss_peak_bytes"] / 1e9, keygen_s=r["keygen_s"], enroll_s=r["enroll_s"],
-                count_error=r["count_error"], correct=bool(r["count_error"] < 0.5 and r["identified"]),
-                openfhe_module=r["openfhe_module"], params=PARAMS[kappa])
+    row = hepkg_row(r)
+    return row if r["status"] != "measured" else row | dict(openfhe_module=r["openfhe_module"], params=PARAMS[kappa])
 
 
 def _theirs(program: Program, dataset, approach: int, matches, threads: int) -> dict:
