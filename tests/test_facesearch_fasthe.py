@@ -62,10 +62,11 @@ def test_run_authors_passes_their_arguments_and_threads_and_reads_disk(tmp_path)
         echo x >> latency.csv
         head -c 3000000 /dev/zero > serial/db_diagonal/index0.bin
         printf '{lines}'
+        sleep 0.2
         """)
     got = F.run_authors(program, tmp_path / "d.dat", 8, threads=2)
     assert got["membership_s"] == 41.5 and got["member"] and got["indices"] == [3, 700]
-    assert got["disk_gb"] == 0.003 and got["keygen_s"] == 12.75 and got["rss_gb"] > 0
+    assert got["disk_gb"] == 0.003 and got["keygen_s"] == 12.75 and 0 < got["rss_gb"] < 0.1
 
 
 def test_run_authors_reports_a_failed_run(tmp_path):
@@ -144,3 +145,20 @@ def test_hydias_own_program_joins_at_its_comparison_depth_only(tmp_path, monkeyp
     assert not at10.loc[F.HYDIA, "correct"]               # a member answered with no indices
     assert (at10.loc[list(F.METHODS), "build"] == "openfhe wheel").all()
     assert F.HYDIA not in set(F.versus_run("l512 K1024 kappa8", authors, reps=1, warmup=0).side)
+
+
+def test_their_peak_rss_is_their_programs_own_not_the_harness_process(tmp_path):
+    """wait4's ru_maxrss is at least the harness's RSS when it forked (the copy counts before the exec): 2.2 GB for a
+    shell script under a test worker."""
+    import sys
+
+    from hepkg.bench import builds
+
+    ballast = bytearray(300 * 2 ** 20)                     # the harness holds 300 MB
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    exe = tmp_path / "alloc"
+    exe.write_text(f"#!{sys.executable}\nimport time\nb = bytearray(200 * 2 ** 20)\nb[::4096] = b'y' * len(b[::4096])\n"
+                   "time.sleep(0.3)\nprint('done')\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    _, _, peak, _ = builds.run(exe, [], libdir=tmp_path, threads=1)
+    assert 200 * 2 ** 20 < peak < 300 * 2 ** 20 and len(ballast)
