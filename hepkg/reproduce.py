@@ -157,10 +157,31 @@ def _progress_file():
 
 def estimate(sections: list[str], scale: str) -> dict[str, tuple[float | None, float | None]]:
     """Section -> (seconds, peak GB) on 2 cores, from the committed run records (:func:`hepkg.summary.expected`:
-    the README's numbers)."""
-    committed = paths.committed()
-    found = summary.expected([summary.section_row(committed / s) for s in sections], scale)
+    the README's numbers). In a checkout they are read as committed at HEAD: an interrupted run has already
+    replaced some raw tables in the working tree with its partial ones."""
+    with _as_committed(sections) as committed:
+        found = summary.expected([summary.section_row(committed / s) for s in sections], scale)
     return {s: found.get(s, (None, None)) for s in sections}
+
+
+@contextlib.contextmanager
+def _as_committed(sections: list[str]):
+    """A folder holding ``sections``' results as committed at HEAD (exported by git into a temporary folder);
+    the results folder itself where there is no git checkout or a section is not committed."""
+    import subprocess
+
+    folder = paths.committed()
+    with tempfile.TemporaryDirectory(prefix="hepkg-committed-") as tmp:
+        exported = []
+        for s in sections if paths.CHECKOUT else ():
+            try:
+                archive = subprocess.run(["git", "archive", "HEAD", "--", f"artifacts/{s}"], cwd=folder.parent,
+                                         capture_output=True, check=True).stdout
+                subprocess.run(["tar", "-x", "-C", tmp], input=archive, capture_output=True, check=True)
+                exported.append(s)
+            except (OSError, subprocess.CalledProcessError):
+                break
+        yield pathlib.Path(tmp, "artifacts") if sections and exported == sections else folder
 
 
 def plan_message(sections: list[str], scale: str, estimates: dict, root: pathlib.Path) -> str:

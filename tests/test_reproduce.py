@@ -70,6 +70,28 @@ def test_times_and_memory_come_from_the_committed_records():
     assert estimate(["gemm"], "quick") == {"gemm": (summary.QUICK_S["gemm"], None)}
 
 
+def test_a_resumed_run_is_estimated_from_the_committed_records_not_its_own_partial_tables(tmp_path, monkeypatch):
+    """An interrupted run has rewritten raw tables in the working tree: the plan still reads the commit's."""
+    import subprocess
+
+    from hepkg import paths
+    from hepkg.reproduce import estimate
+    raw = tmp_path / "artifacts" / "facesearch" / "raw"
+    raw.mkdir(parents=True)
+    (raw.parent / "run.json").write_text(json.dumps(dict(scale="default", started="2026-01-01T00:00:00+00:00",
+                                                         finished="2026-01-01T01:00:00+00:00")))
+    (raw / "memory.csv").write_text("elapsed_s,rss_peak_bytes\n7200,22900000000\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "results"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    (raw / "memory.csv").write_text("elapsed_s,rss_peak_bytes\n60,2100000000\n")  # the interrupted run's
+    monkeypatch.setattr(paths, "committed", lambda: tmp_path / "artifacts")
+    monkeypatch.setattr(paths, "CHECKOUT", True)
+    assert estimate(["facesearch"], "default") == {"facesearch": (7200.0, 22.9)}
+    monkeypatch.setattr(paths, "CHECKOUT", False)  # installed: the files as they are
+    assert estimate(["facesearch"], "default") == {"facesearch": (3600.0, 2.1)}
+
+
 def test_a_quick_run_writes_outside_the_committed_results_unless_told_to_overwrite(tmp_path, monkeypatch):
     from hepkg import paths
     from hepkg.reproduce import notebook_folder_parameter, results_folder
