@@ -562,6 +562,7 @@ def test_a_method_that_does_not_fit_is_modelled_from_its_lean_twin():
     trials, memory = _fake_runs(4.22, 3.64, hydia_status="exceeds memory")
     refused = memory.method == "hydia"  # as the grid keeps it: the refusal row has no method, its config names it
     memory.loc[refused, "status"] = "exceeds memory"
+    memory.loc[refused, "available_bytes"] = 32e9
     memory = memory.assign(config_method=memory.method)
     memory.loc[refused, "method"] = None
     t = measured_table(trials, memory).set_index("method")
@@ -569,7 +570,9 @@ def test_a_method_that_does_not_fit_is_modelled_from_its_lean_twin():
     assert t.loc["hydia", "membership_s"] == t.loc["hydia-lean", "membership_s"]
     assert t.loc["bsgs-diagonal", "ratio_basis"].startswith("modelled")
     assert t.loc["bsgs-diagonal", "ram_ratio"] == pytest.approx(28 / 6) and t.loc["bsgs-diagonal", "verdict_ram"] == "holds"
-    assert t.loc["bsgs-diagonal", "ram_ratio_basis"].startswith("estimated")
+    assert t.loc["bsgs-diagonal", "ram_ratio_basis"] == (
+        "estimated (hydia's peak from its keys and held ciphertexts, 28.00 GB: above the 90% of the 32.0 GB "
+        "available that one run may take, so not run)")
 
 
 def test_a_ram_ratio_without_hydias_peak_gets_no_verdict():

@@ -61,12 +61,17 @@ def _start(parent: int, scratch: str) -> None:
     tempfile.tempdir = os.environ["TMPDIR"] = scratch
 
 
+#: the share of the available memory one measured process may be estimated to take (the estimate's error and the
+#: rest of the machine: the measured peak can lie above it)
+MEMORY_SHARE = 0.9
+
+
 def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
              threads: int | None = None, python_path=None) -> list[dict]:
     """``fn(config)`` (a module-level function returning rows) in a spawned child with ``threads``
     OpenMP threads and ``python_path`` first on its module path; each row gains ``status`` ('measured')
     and ``estimated_peak_bytes``. One row with status 'exceeds memory' when ``need_bytes`` is above 90%
-    of the available memory, 'killed' when the child dies. Scratch folders of processes killed while
+    of the available memory (:data:`MEMORY_SHARE`), 'killed' when the child dies. Scratch folders of processes killed while
     their child ran are removed first."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -75,7 +80,7 @@ def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
     import psutil
 
     avail = psutil.virtual_memory().available
-    if need_bytes > 0.9 * avail:
+    if need_bytes > MEMORY_SHARE * avail:
         return [dict(status="exceeds memory", estimated_peak_bytes=need_bytes, available_bytes=avail)]
     clean_stale(tempfile.gettempdir(), _SCRATCH)
     scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")

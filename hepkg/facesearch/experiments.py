@@ -19,7 +19,7 @@ import numpy as np
 from hepkg import he
 from hepkg.datasets.faces import synthetic_database
 from hepkg.bench import timed
-from hepkg.bench.child import in_child
+from hepkg.bench.child import MEMORY_SHARE, in_child
 from hepkg.bench.memory import peak_rss, reset_peak_rss
 
 from . import chebyshev, similarity
@@ -98,7 +98,7 @@ def trials(config: dict) -> list[dict]:
 
     methods, rows = list(config["methods"]), []
     avail = psutil.virtual_memory().available
-    while methods and estimated_peak_bytes(config | dict(methods=methods)) > 0.9 * avail:
+    while methods and estimated_peak_bytes(config | dict(methods=methods)) > MEMORY_SHARE * avail:
         need = {m: estimated_peak_bytes(config | dict(methods=[m])) for m in methods}
         heaviest = max(methods, key=need.get)
         rows.append(dict(method=heaviest, status="exceeds memory", estimated_peak_bytes=need[heaviest],

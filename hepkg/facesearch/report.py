@@ -6,6 +6,7 @@ import pandas as pd
 
 from hepkg import he
 from hepkg.bench import compare
+from hepkg.bench.child import MEMORY_SHARE
 from hepkg.reference import FACESEARCH as PAPER
 from hepkg.reference import NOT_REPRODUCIBLE, Claim
 from hepkg.reference import verdict as V
@@ -225,6 +226,8 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
         row |= dict(ram_gb=m.server_rss_peak_bytes / _GB if measured_ram else (
                         m.estimated_peak_bytes / _GB if m is not None else np.nan),
                     ram_status="measured" if measured_ram else "estimated",
+                    ram_available_gb=m.get("available_bytes", np.nan) / _GB if m is not None and not measured_ram
+                    else np.nan,
                     ram_workers=m.get("workers", np.nan) if measured_ram else np.nan,
                     setup_s=m.keygen_s + m.enroll_s if measured_ram else np.nan,
                     disk_gb=(m.disk_bytes + m.key_bytes) / _GB if measured_ram else np.nan,
@@ -259,8 +262,7 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
         hydia = out[(out.kappa == row.kappa) & (out.l == row.l) & (out.K == row.K) & (out.method == "hydia")]
         if len(hydia) and np.isfinite(hydia.ram_gb.iloc[0] / row.ram_gb):
             out.loc[i, "ram_ratio"] = hydia.ram_gb.iloc[0] / row.ram_gb
-            out.loc[i, "ram_ratio_basis"] = ("measured" if (hydia.ram_status.iloc[0], row.ram_status) == (
-                "measured", "measured") else "estimated (a peak from keys and held ciphertexts: the process did not fit)")
+            out.loc[i, "ram_ratio_basis"] = _ram_basis(hydia.iloc[0], row)
             if stated:
                 paper_r = _paper_ratio(pm, pb, "ram_gb")
                 out.loc[i, ["paper_ram_ratio", "paper_ram_ratio_lo", "paper_ram_ratio_hi"]] = (
@@ -275,6 +277,18 @@ def measured_table(trials: pd.DataFrame, memory: pd.DataFrame) -> pd.DataFrame:
         out.loc[i, "ratio_basis"] = ("measured" if base.method.iloc[0] == "hydia" and row.status == "measured"
                                      else "modelled (HyDia's times are hydia-lean's: the same operations)")
     return out
+
+
+def _ram_basis(hydia: pd.Series, row: pd.Series) -> str:
+    """How a RAM ratio against HyDia was found: both peaks measured, or which one is the estimate from keys
+    and held ciphertexts, and why that process was not run (its estimate against the memory a run may take)."""
+    if (hydia.ram_status, row.ram_status) == ("measured", "measured"):
+        return "measured"
+    which = [r for r in (hydia, row) if r.ram_status != "measured"]
+    why = [f"{r.method}'s peak from its keys and held ciphertexts, {r.ram_gb:.2f} GB" + (
+        f": above the {MEMORY_SHARE:.0%} of the {r.ram_available_gb:.1f} GB available that one run may take, so not run"
+        if np.isfinite(r.get("ram_available_gb", np.nan)) else "") for r in which]
+    return f"estimated ({'; '.join(why)})"
 
 
 def accuracy_table(rows: pd.DataFrame) -> pd.DataFrame:
