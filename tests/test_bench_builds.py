@@ -220,6 +220,37 @@ def test_openfhe_python_finds_hexl_for_an_openfhe_built_with_it(cache, library, 
         builds.openfhe_python(src, "HEAD", builds.openfhe(library, "v1", quiet=True), quiet=True)
 
 
+def test_a_program_that_links_hexl_without_finding_it_builds_against_an_openfhe_with_hexl(cache, library, tmp_path,
+                                                                                        fake_hexl, monkeypatch):
+    """OpenFHE's package built with HEXL links HEXL::hexl without looking for it (FastHE-Search's CMake does not
+    look either): the program gets the find_package first; against OpenFHE without HEXL it gets nothing."""
+    monkeypatch.setenv("HEPKG_OPENFHE_HEXL_SRC", str(_openfhe_hexl(tmp_path, {"CMakeLists.txt": LIB})))
+    lib = builds.openfhe(library, "v1", hexl=fake_hexl, quiet=True)
+    links = PROGRAM + "target_link_libraries(test PRIVATE HEXL::hexl)\n"
+    prog = _repo(tmp_path / "prog", {"CMakeLists.txt": links, "main.cpp": MAIN})
+    b = builds.program("prog", prog, deps=[lib], quiet=True)
+    assert subprocess.run([b.root / "build" / "test"], capture_output=True, text=True).stdout == "42\n"
+    assert "find_package(HEXL" in b.record["preamble"]
+    with pytest.raises(builds.BuildError, match="prog build failed"):
+        builds.program("prog", prog, deps=[builds.openfhe(library, "v1", quiet=True)], quiet=True)
+
+
+def test_a_tool_in_this_pythons_environment_comes_before_the_path(tmp_path, monkeypatch):
+    """The cmake wheel of hepkg's pins (FastHE-Search needs CMake >= 3.25.2) before the system's."""
+    for folder in ("env", "system"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "cmake").write_text("#!/bin/sh\n")
+        (tmp_path / folder / "cmake").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "env" / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "system"))
+    assert builds._tool("cmake", "cmake") == str(tmp_path / "env" / "cmake")
+    (tmp_path / "env" / "cmake").unlink()
+    assert builds._tool("cmake", "cmake") == str(tmp_path / "system" / "cmake")
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    with pytest.raises(builds.BuildError, match="cmake not found"):
+        builds._tool("cmake", "cmake")
+
+
 def test_the_accelerator_is_hexl_only_on_a_cpu_with_ifma_and_given_its_checkouts(monkeypatch):
     for env in builds.HEXL_SOURCES:
         monkeypatch.delenv(env, raising=False)

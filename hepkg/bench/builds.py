@@ -97,7 +97,10 @@ def _run(cmd: list[str], log, env=None) -> None:
 
 
 def _tool(name: str, package: str) -> str:
-    found = shutil.which(name)
+    """The program ``name``: this Python's environment's first (the ``cmake`` wheel of hepkg's pins: FastHE-Search
+    wants CMake >= 3.25.2, newer than Debian 12's), then the PATH."""
+    found = shutil.which(name, path=os.pathsep.join([str(pathlib.Path(sys.executable).parent),
+                                                     os.environ.get("PATH", os.defpath)]))
     if not found:
         raise BuildError(f"{name} not found: install it (Debian/Ubuntu: sudo apt-get install -y {package})")
     return found
@@ -256,7 +259,7 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
     replace the project's; ``preamble``: CMake code run after the project's ``project()`` (its
     ``CMAKE_PROJECT_INCLUDE``); ``finish(install folder)`` arranges the installed files before the build is put
     in place."""
-    _tool("cmake", "cmake")
+    cmake = _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
     commit = commit_of(checkout, ref)
     deps = list(deps)
@@ -290,13 +293,13 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
                     (work / "preamble.cmake").write_text(preamble)
                     flags.append(f"-DCMAKE_PROJECT_INCLUDE={work / 'preamble.cmake'}")
                 prefix = [f"-DCMAKE_PREFIX_PATH={';'.join(_prefixes(deps))}"] if deps else []
-                _run(["cmake", "-S", work / "src", "-B", work / "build", f"-DCMAKE_INSTALL_PREFIX={final / 'install'}",
+                _run([cmake, "-S", work / "src", "-B", work / "build", f"-DCMAKE_INSTALL_PREFIX={final / 'install'}",
                       *prefix, *flags], log)
-                _run(["cmake", "--build", work / "build", "-j", str(os.cpu_count() or 1)], log)
+                _run([cmake, "--build", work / "build", "-j", str(os.cpu_count() or 1)], log)
                 if install:
                     # installed under the final path (CMake bakes it into the package files): staged with DESTDIR
                     env = os.environ | dict(DESTDIR=str(work / "stage"))
-                    _run(["cmake", "--install", work / "build"], log, env=env)
+                    _run([cmake, "--install", work / "build"], log, env=env)
                     shutil.move(str(work / "stage" / str(final / "install").lstrip("/")), work / "install")
                     shutil.rmtree(work / "stage")
                     if finish is not None:
@@ -344,13 +347,20 @@ def openfhe(checkout, ref: str, *, options: dict | None = None, hexl: Build | No
                         quiet=quiet)
 
 
+#: CMake code that defines the target ``HEXL::hexl``, which OpenFHE's package links when built with HEXL without
+#: looking for it (a project that does not look for HEXL itself fails to generate against that build)
+_FIND_HEXL = "find_package(HEXL REQUIRED CONFIG)\n"
+
+
 def program(name: str, checkout, ref: str = "HEAD", *, deps=(), paths=(), options: dict | None = None,
             quiet: bool = False) -> Build:
     """A CMake program (not installed: its binaries stay in ``root / 'build'``) at ``ref`` of ``checkout``
-    (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path), with
-    ``options`` (CMake cache variables) beside the release build type."""
+    (``paths``: only those of its tree), built against ``deps`` (their prefixes on CMake's prefix path; against
+    an OpenFHE with HEXL, :data:`_FIND_HEXL` first), with ``options`` (CMake cache variables) beside the release
+    build type."""
+    hexl = any(d.record["options"].get("WITH_INTEL_HEXL") == "ON" for d in deps)
     return _cmake_build(name, checkout, ref, dict(CMAKE_BUILD_TYPE="Release") | (options or {}), deps=deps,
-                        paths=paths, install=False, quiet=quiet)
+                        paths=paths, install=False, preamble=_FIND_HEXL if hexl else "", quiet=quiet)
 
 
 def _source(env: str) -> pathlib.Path:
@@ -445,7 +455,7 @@ def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Bu
     options = dict(CMAKE_BUILD_TYPE="Release", Python_EXECUTABLE=sys.executable, pybind11_DIR=pybind11.get_cmake_dir())
     preamble = ""
     if lib.record["options"].get("WITH_INTEL_HEXL") == "ON":
-        preamble = ("find_package(HEXL REQUIRED CONFIG)\n"
+        preamble = (_FIND_HEXL +
                     "get_target_property(_hexl_include HEXL::hexl INTERFACE_INCLUDE_DIRECTORIES)\n"
                     "include_directories(${_hexl_include})\n")
         # openfhe-hexl's CMakeLists names its own version: v1.5.1.0's says 1.5.0 (OPENFHE_VERSION_PATCH 0)
