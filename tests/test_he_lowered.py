@@ -78,3 +78,23 @@ def test_a_backend_that_cannot_lower_says_so():
     ctx = he.context("pyfhel", "toy-bfv-1024", insecure=True)
     with pytest.raises(SchemeError, match="backend 'pyfhel' cannot hold a BFV secret key at fewer moduli"):
         ctx.lowered(1)
+
+
+@pytest.mark.parametrize("backend", LOWERING)
+def test_a_lowered_context_made_without_a_relinearization_key_holds_none_and_says_so(backend):
+    ctx = he.context(backend, HP, rotations=[1], policy="exact", insecure=True)
+    with_relin = ctx.lowered(2, rotations=[1], policy="exact")
+    linear = ctx.lowered(2, rotations=[1], policy="exact", relin=False)
+    assert with_relin.key_sizes()["relin_key"] > 0 and linear.key_sizes()["relin_key"] == 0
+    assert linear.key_sizes()["galois_keys"] == with_relin.key_sizes()["galois_keys"] > 0
+    x = np.arange(ctx.slots) % ctx.plain_modulus
+    for low in (linear, linear.public()):                          # the public form holds none either
+        moved = low.adopt(ctx.drop_level(ctx.encrypt(x), ctx.max_level - 1))
+        np.testing.assert_array_equal(linear.decrypt(low.rotate(moved, 1), signed=False),
+                                      np.roll(x.reshape(2, -1), -1, axis=1).reshape(-1))
+        square = low.mul(moved, moved, relin=False)
+        with pytest.raises(he.MissingKeyError, match=r"lowered without one \(lowered\(relin=False\)\)"):
+            low.relinearize(square)
+    sq = with_relin.mul(with_relin.adopt(ctx.drop_level(ctx.encrypt(x), ctx.max_level - 1)),
+                        with_relin.adopt(ctx.drop_level(ctx.encrypt(x), ctx.max_level - 1)))
+    assert sq.size == 2                                            # the default still relinearizes

@@ -90,7 +90,7 @@ def sizes(public: bytes) -> dict:
     try:
         rp = engine_params(he.get_params(meta["params"]["name"]))
         steps = sorted(int(s) for s in meta["steps"])
-        keys = len(steps) + bool(meta["evaluation_keys"])
+        keys = len(steps) + bool(meta["relin"])
     except (KeyError, TypeError, ValueError, he.ParameterError) as exc:
         raise he.CorruptedData(f"the public context's metadata does not describe an rns context: {exc}") from None
     nq, full = len(rp.q_primes), len(rp.q_primes) + len(rp.p_primes)

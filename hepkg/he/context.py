@@ -139,7 +139,7 @@ class Context(ABC):
 
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
                  swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b"",
-                 _parent: "Context | None" = None):
+                 _parent: "Context | None" = None, _relin: bool = True):
         if _FORBIDDEN:
             raise HEError(f"no HE context may be built now: {_FORBIDDEN[0]}")
         self.params = get_params(params)
@@ -157,7 +157,7 @@ class Context(ABC):
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
-            self.relin_key = True
+            self.relin_key = _parent is None or bool(_relin)
             self.key_id = os.urandom(16).hex()
             self._session_key = os.urandom(envelope.KEY_BYTES)
             self.__has_secret = True
@@ -167,7 +167,7 @@ class Context(ABC):
             self.keys = RotationKeys("exact", _meta["steps"], self.period)
             self.keys.policy = _meta["policy"]
             self.swap_key = _meta["swap"]
-            self.relin_key = _meta["evaluation_keys"]
+            self.relin_key = _meta["relin"]
             self.key_id = _meta["key_id"]
             self._session_key = bytes.fromhex(_meta["session_key"])
             self.__has_secret = False
@@ -613,7 +613,8 @@ class Context(ABC):
             return self.rescale(a) if rescale and a.pending else a
         if not self.relin_key:
             raise MissingKeyError("no relinearization key: this context was sent without evaluation keys "
-                                  "(to_bytes(evaluation_keys=False)), for encryption only")
+                                  "(to_bytes(evaluation_keys=False)), for encryption only, or lowered without one "
+                                  "(lowered(relin=False))")
         self.counter.add("relinearize")
         self.counter.add("keyswitch")
         if rescale and a.pending:
@@ -849,7 +850,8 @@ class Context(ABC):
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
-                    evaluation_keys=bool(evaluation_keys), key_id=self.key_id, parent=self.parent_key_id,
+                    evaluation_keys=bool(evaluation_keys), relin=self.relin_key and bool(evaluation_keys),
+                    key_id=self.key_id, parent=self.parent_key_id,
                     insecure=self.insecure,
                     session_key=self._session_key.hex(),
                     built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
@@ -862,10 +864,11 @@ class Context(ABC):
 
     # ------------------------------------------------------------------ the same secret at fewer moduli
     def lowered(self, limbs: int, *, rotations: Iterable[int] | str = (), policy: str = "exact",
-                swap: bool = False) -> "Context":
+                swap: bool = False, relin: bool = True) -> "Context":
         """A secret BFV context over this one's first ``limbs`` data primes holding the same secret key, with rotation
         keys of its own at that modulus (smaller and cheaper than this context's, which span every prime): a
         ciphertext of this context modulus-switched to ``limbs`` primes continues there (:meth:`adopt`).
+        ``relin=False``: no relinearization key (linear work: plaintext products, rotations, the swap).
         SchemeError where the backend cannot (:attr:`lowers`), ParameterError where it cannot build that modulus."""
         self._alive()
         if not self.has_secret:
@@ -877,7 +880,7 @@ class Context(ABC):
             raise ValueError(f"limbs must be an integer in [1, {self.max_level}] (fewer primes than the "
                              f"{self.max_level + 1} of {self.params.name}), got {limbs!r}")
         low = type(self)(self._lowered_params(int(limbs)), rotations=rotations, policy=policy, swap=swap,
-                         insecure=self.insecure, _parent=self)
+                         insecure=self.insecure, _parent=self, _relin=relin)
         values = np.arange(self.slots, dtype=np.int64) % self.plain_modulus
         moved = low.adopt(self.drop_level(self.encrypt(values), self.max_level - low.max_level))
         if not np.array_equal(low.decrypt(moved, signed=False) % self.plain_modulus, values):

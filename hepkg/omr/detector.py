@@ -159,8 +159,9 @@ class Receiver:
     """Holds the PS secret key and the BFV secret context; issues the detection key, decodes digests.
 
     ``lowered`` (default: where the backend can): the compression runs in a context lowered to its
-    ``COMPRESSION_LIMBS`` primes (:meth:`Context.lowered`), with rotation keys at those primes, as the authors'
-    compression context; otherwise at the top-level keys of ``ctx``."""
+    ``COMPRESSION_LIMBS`` primes (:meth:`Context.lowered`), with rotation keys at those primes and no
+    relinearization key (it multiplies by plaintexts only), as the authors' compression context; otherwise at the
+    top-level keys of ``ctx``."""
 
     def __init__(self, ctx: Context, sk: SecretKey, lay: Layout, *, lowered: bool | None = None):
         if not isinstance(ctx, Context) or not ctx.has_secret:
@@ -170,8 +171,8 @@ class Receiver:
         lowered = ctx.lowers if lowered is None else lowered
         _check_context(ctx, lay, lowered)
         self.ctx, self.sk, self.layout = ctx, sk, lay
-        self.low = ctx.lowered(COMPRESSION_LIMBS, rotations=lay.compression_steps, policy="exact", swap=True) \
-            if lowered else None
+        self.low = ctx.lowered(COMPRESSION_LIMBS, rotations=lay.compression_steps, policy="exact", swap=True,
+                               relin=False) if lowered else None
 
     def detection_key(self) -> DetectionKey:
         """The public contexts (from their bytes, as a server receives them) and Enc(sparse-packed sk)."""

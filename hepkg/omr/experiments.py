@@ -227,17 +227,17 @@ def estimated_peak_bytes(config: dict) -> int:
         ct, limbs = ctx.nbytes(ctx.encrypt([0])), ctx.max_level + 1
         lowered = None
         if lowers:
-            with ctx.lowered(D.COMPRESSION_LIMBS, rotations=[1]) as low:
-                lowered = (low.key_sizes()["galois_keys"], low.key_sizes()["relin_key"])
+            with ctx.lowered(D.COMPRESSION_LIMBS, rotations=[1], relin=False) as low:
+                lowered = low.key_sizes()["galois_keys"]
     return peak_bytes(cfg, sizes["galois_keys"], sizes["relin_key"], ct, limbs, lowered)
 
 
 def peak_bytes(config: dict, rotation_key: int, relin_key: int, ciphertext: int, limbs: int,
-               lowered: tuple[int, int] | None = None) -> int:
+               lowered: int | None = None) -> int:
     """:func:`estimated_peak_bytes` from the sizes of one rotation key, the relinearization key and a ciphertext
     at the top level (``limbs`` primes), e.g. those measured at N = 2^16 to size N = 2^19 without a context;
-    ``lowered``: one rotation key and the relinearization key of the compression's lowered context, where the
-    compression's keys are there (:class:`~hepkg.omr.detector.Receiver`)."""
+    ``lowered``: one rotation key of the compression's lowered context (which holds no relinearization key), where
+    the compression's keys are there (:class:`~hepkg.omr.detector.Receiver`)."""
     cfg = _DEFAULTS | dict(config)
     ps = PS_PARAMS[cfg["ps"]]
     lay = _layout(cfg)
@@ -245,8 +245,7 @@ def peak_bytes(config: dict, rotation_key: int, relin_key: int, ciphertext: int,
     if lowered is None:
         keys = (len(lay.steps) + 1) * rotation_key + relin_key
     else:
-        keys = len(lay.affine_steps) * rotation_key + relin_key + (len(lay.compression_steps) + 1) * lowered[0] + \
-            lowered[1]
+        keys = len(lay.affine_steps) * rotation_key + relin_key + (len(lay.compression_steps) + 1) * lowered
     board = cfg["N"] * (ps.n + ps.l + lay.t) * 8
     compress = s * getattr(lay, "b_compress", 0) * ciphertext * D.COMPRESSION_LIMBS / limbs
     return int(1.1 * (keys + (lay.b_affine + ps.l * s + 8) * ciphertext + compress + board + 0.5e9))

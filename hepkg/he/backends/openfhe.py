@@ -394,7 +394,8 @@ class OpenFHEContext(Context):
 
     def _evaluation_keys(self, sk, pk) -> None:
         """Hold ``sk`` and ``pk`` and generate the evaluation keys this context declares under their tag."""
-        self._cc.EvalMultKeyGen(sk)
+        if self.relin_key:
+            self._cc.EvalMultKeyGen(sk)
         if self.keys.steps:
             self._cc.EvalRotateKeyGen(sk, sorted(self.keys.steps))
         if self.swap_key:
@@ -485,7 +486,7 @@ class OpenFHEContext(Context):
         elif getattr(self, "_in_process", False):
             keys = [_IN_PROCESS, _IN_PROCESS]
         else:
-            keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag), self._galois_bytes()]
+            keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag) if self.relin_key else b"", self._galois_bytes()]
         return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN), *keys])
 
     def _check_in_process_keys(self) -> None:

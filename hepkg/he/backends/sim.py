@@ -107,6 +107,6 @@ class SimContext(Context):
     def _key_sizes(self) -> dict[str, int]:
         n, primes = self.params.n, len(self.params.qi_bits)
         ksk = (primes - 1) * 2 * n * primes * _WORD  # one key-switching key, SEAL layout
-        return {"public_key": 2 * n * primes * _WORD, "relin_key": ksk,
+        return {"public_key": 2 * n * primes * _WORD, "relin_key": ksk if self.relin_key else 0,
                 "galois_keys": ksk * (len(self.keys) + int(self.swap_key)),
                 "ciphertext": 2 * n * (primes - 1) * _WORD, "estimated": 1}
