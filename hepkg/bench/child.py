@@ -70,9 +70,9 @@ def in_child(fn: Callable[[dict], list[dict]], config: dict, need_bytes: int,
              threads: int | None = None, python_path=None) -> list[dict]:
     """``fn(config)`` (a module-level function returning rows) in a spawned child with ``threads``
     OpenMP threads and ``python_path`` first on its module path; each row gains ``status`` ('measured')
-    and ``estimated_peak_bytes``. One row with status 'exceeds memory' when ``need_bytes`` is above 90%
-    of the available memory (:data:`MEMORY_SHARE`), 'killed' when the child dies. Scratch folders of processes killed while
-    their child ran are removed first."""
+    and ``estimated_peak_bytes``. One row with status 'exceeds memory' when ``need_bytes`` is above
+    :data:`MEMORY_SHARE` of the available memory, 'killed' when the child dies. Scratch folders of processes killed
+    while their child ran are removed first."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool

@@ -157,7 +157,7 @@ class Context(ABC):
         if _meta is None:
             self.keys = RotationKeys(policy, rotations, self.period)
             self.swap_key = bool(swap) and self.is_integer
-            self.relin_key = _parent is None or bool(_relin)
+            self.relin_key = bool(_relin)
             self.key_id = os.urandom(16).hex()
             self._session_key = os.urandom(envelope.KEY_BYTES)
             self.__has_secret = True
@@ -850,8 +850,7 @@ class Context(ABC):
         self._alive()
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
-                    evaluation_keys=bool(evaluation_keys), relin=self.relin_key and bool(evaluation_keys),
-                    key_id=self.key_id, parent=self.parent_key_id,
+                    relin=self.relin_key and bool(evaluation_keys), key_id=self.key_id, parent=self.parent_key_id,
                     insecure=self.insecure,
                     session_key=self._session_key.hex(),
                     built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
