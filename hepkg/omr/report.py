@@ -77,19 +77,20 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
             parsed = "" if split else ", the digest's parsing included (0.2-0.6 s of it: these runs predate its split)"
             rows.append(_row(scheme, "Decode (ms)", paper["decode_ms"], med, "measured", q1=q1, q3=q3, reps=len(g),
                              **where, note=("decryption of the buckets + bundle decoding (python-flint)" if perf else
-                                            f"decryption of the digest (n = {int(g.n.iloc[0])}, no ring switching) + "
+                                            "decryption of the digest ({}, {}) + ".format(*_digest_ring(g.iloc[0])) +
                                             "decoding (python-flint), as the authors' Decode") + parsed)
                         | ({} if like else dict(ratio=None)))
             if like and threads == runs.omp_threads.max():        # sizes do not depend on the threads
                 rows += [_row(scheme, "Detection key (MB)", paper["detection_key_mb"],
                               _detection_key_bytes(g.iloc[0]) / 1e6, "measured", **where,
                               note=f"as serialized: dnum {int(g.ks_digits.iloc[0])}, {int(g.rotation_keys.iloc[0])} "
-                                   f"rotation keys {_key_levels(g.iloc[0])} (no " + ("level-specific keys" if perf else
-                                                                                      "ring switching") +
+                                   f"rotation keys {_key_levels(g.iloc[0])} (" + ("no level-specific keys" if perf else
+                                                                                 _switching(g.iloc[0])) +
                                    "), no seed compression"),
                          _row(scheme, "Digest (KB)", paper["digest_kb"], g.digest_bytes.iloc[0] / 1e3, "measured",
-                              **where, note=f"one limb at n = {int(g.n.iloc[0])} (" + (
-                                  "SEAL's 28-bit last prime not available" if perf else "no ring switching") + ")")]
+                              **where, note="one limb at {} ({})".format(*(
+                                  (f"n = {int(g.n.iloc[0])}", "SEAL's 28-bit last prime not available") if perf
+                                  else _digest_ring(g.iloc[0]))))]
         if perf:
             continue
         dec = decode[(decode.scheme == scheme) & (decode.N == N)] if len(decode) else decode
@@ -138,6 +139,19 @@ def phases_table(digests: pd.DataFrame) -> pd.DataFrame:
                              paper_note={"compression": "Compress", "preprocess": "Preprocess (not printed)"}.get(
                                  phase, "Affine + RangeCheck")))
     return pd.DataFrame(rows)
+
+
+def _digest_ring(run) -> tuple[str, str]:
+    """The ring a measured SophOMR/SophOMD digest came back in, and how: n, or n/d after ring switching (runs before
+    ring switching have no ``descent``)."""
+    d = int(run.get("descent", 1))
+    return (f"n = {int(run.n)}", "no ring switching") if d == 1 else (f"n = {int(run.n) // d}",
+                                                                      f"ring-switched from {int(run.n)}")
+
+
+def _switching(run) -> str:
+    """Whether a measured detection key holds ring switching's key."""
+    return _digest_ring(run)[1] if int(run.get("descent", 1)) == 1 else "with ring switching's key"
 
 
 def _key_levels(run) -> str:
