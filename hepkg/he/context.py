@@ -908,14 +908,7 @@ class Context(ABC):
         self._alive()
         if self.parent_key_id is None:
             raise ContextMismatch(f"this context ({self.params.name}) was not lowered from another: it adopts nothing")
-        if not isinstance(ct, Ciphertext):
-            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
-        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
-            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
-                                  f"{ct.ctx.params.name}); this context was lowered from keys "
-                                  f"{self.parent_key_id[:8]}")
-        ct.ctx._check(ct)
-        self._linear(ct, "adoption")
+        self._from_parent(ct, "adoption", " was lowered from")
         primes = ct.ctx.max_level + 1 - ct.level
         if primes != self.max_level + 1:
             raise ValueError(f"the ciphertext has {primes} primes left; {self.params.name} has {self.max_level + 1}: "
@@ -959,19 +952,23 @@ class Context(ABC):
         self._alive()
         if self.descent == 1:
             raise ContextMismatch(f"this context ({self.params.name}) is no subring of another: it descends nothing")
-        if not isinstance(ct, Ciphertext):
-            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
-        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
-            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
-                                  f"{ct.ctx.params.name}); this context's switching key is from keys "
-                                  f"{self.parent_key_id[:8]}")
-        ct.ctx._check(ct)
-        self._linear(ct, "ring switching")
+        self._from_parent(ct, "ring switching", "'s switching key is from")
         if ct.level != ct.ctx.max_level:
             raise ValueError(f"the ciphertext has {ct.ctx.max_level + 1 - ct.level} primes left; ring switching "
                              f"takes it at one: drop it to level {ct.ctx.max_level} first (drop_level)")
         self.counter.add("keyswitch")
         return Ciphertext(self._descended(ct.ctx, ct.raw), self, depth=self.params.depth, level=self.max_level)
+
+    def _from_parent(self, ct: Ciphertext, what: str, made: str) -> None:
+        """TypeError or ContextMismatch unless ``ct`` is a valid, relinearized (``what`` needs it) ciphertext of the
+        keys this context was made from (``made``: how, for the message)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
+            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
+                                  f"{ct.ctx.params.name}); this context{made} keys {self.parent_key_id[:8]}")
+        ct.ctx._check(ct)
+        self._linear(ct, what)
 
     @property
     def session_key(self) -> bytes:
