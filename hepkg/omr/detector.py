@@ -193,8 +193,8 @@ class Receiver:
         self.ctx, self.sk, self.layout = ctx, sk, lay
         self.low = ctx.lowered(COMPRESSION_LIMBS, rotations=lay.compression_steps, policy="exact", swap=True,
                                relin=False) if lowered else None
-        d = lay.descent(ctx.insecure)
-        self.small = self.low.subring(d) if self.low is not None and ctx.subrings and d > 1 else None
+        d = lay.descent(ctx.insecure) if self.low is not None and ctx.subrings else 1
+        self.small = self.low.subring(d) if d > 1 else None
 
     def detection_key(self) -> DetectionKey:
         """The public contexts (from their bytes, as a server receives them) and Enc(sparse-packed sk)."""
