@@ -301,20 +301,28 @@ class Detector:
             pv = [range_check(ctx, block, lay.ps.bound) for block in d]
         with _phase(tuple(c for c in (ctx, self.low, self.small) if c is not None), phases, "compression"):
             out = self._compress(pv, N, slots)
+            t0 = time.perf_counter()
+            out = self._switch(out)
+            switched = time.perf_counter() - t0
+        phases["compression"]["ring_switch_s"] = switched if self.small is not None else float("nan")
         return Digest(out, N, lay, phases)
 
     def _compress(self, pv: list, N: int, slots) -> Ciphertext:
-        """The digest of the PV blocks: dropped to the compression's primes (moved to its context where there is
-        one), the wide MatMul, then one prime."""
+        """The compressed PV blocks: dropped to the compression's primes (moved to its context where there is
+        one), the wide MatMul (:meth:`_switch` then makes the digest)."""
         ctx, low = self.ctx, self.low
         pv = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
         if low is not ctx:
             pv = [low.adopt(x) for x in pv]
-        out = wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
-                          b=self.layout.b_compress)
+        return wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
+                           b=self.layout.b_compress)
+
+    def _switch(self, out: Ciphertext) -> Ciphertext:
+        """The digest: the compression's output at one prime, ring-switched to the digest's subring where there
+        is one (:meth:`_fold`, :meth:`Context.descend`)."""
         if self.small is None:
-            return _keep_limbs(low, out, 1)
-        return self.small.descend(_keep_limbs(low, self._fold(out), 1))
+            return _keep_limbs(self.low, out, 1)
+        return self.small.descend(_keep_limbs(self.low, self._fold(out), 1))
 
     def _fold(self, out: Ciphertext) -> Ciphertext:
         """The digest's K slots where ring switching keeps them whole (:meth:`Context.subring`): slots j < n'/2 of

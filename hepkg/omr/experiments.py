@@ -69,7 +69,8 @@ def _context(backend: str, cfg: dict, lay: D.Layout):
 def _phase_columns(digest: D.Digest) -> dict:
     out = {}
     for name, ph in digest.phases.items():
-        out |= {f"{name}_{k}": v for k, v in ph.items() if k in ("wall_s", "he_s", "encode_s", "depth")}
+        out |= {f"{name}_{k}": v for k, v in ph.items()
+                if k in ("wall_s", "he_s", "encode_s", "depth", "ring_switch_s")}
         out |= {f"{name}_op_{k}": v for k, v in ph.items() if k in ("mul_pt", "mul_ct", "rotate", "swap", "keyswitch",
                                                                       "encode", "add")}
         out |= {f"{name}_cost_{k}": v for k, v in ph["costs"].items()}
