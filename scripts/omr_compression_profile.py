@@ -9,7 +9,8 @@ the checkout makes them (``detector.receiver_context`` where it exists: compress
 primes). Per repetition: wall seconds, seconds inside the library per hook (``he_s_<hook>``), wall seconds
 inside ``dot_plain`` (encoding and products), ``rotate`` and ``swap_columns``; ``diagonals_s`` is the rest (the
 numpy diagonal builder and Python); ``parse_s``: the digest serialized and parsed under the guard, as the
-receiver gets it; ``detection_key_bytes``: the relinearization and rotation keys of every context and Enc(sk).
+receiver gets it; ``detection_key_bytes``: the relinearization, rotation and ring-switching keys of every context and
+Enc(sk).
 The result is decrypted and checked against numpy. Lines are appended to PATH (default
 ``artifacts/bench/omr_compression/<TAG>.jsonl``). CHECKOUT is the hepkg tree to import.
 """
@@ -65,7 +66,7 @@ rec = D.Receiver(ctx, board.sk, lay)
 det = D.Detector(rec.detection_key())
 keygen_s = time.perf_counter() - t0
 sizes = rec.key_sizes() if hasattr(rec, "key_sizes") else ctx.key_sizes()
-key_bytes = sizes["relin_key"] + sizes["galois_keys"] + ctx.nbytes(det.key.sk)
+key_bytes = sizes["relin_key"] + sizes["galois_keys"] + sizes.get("switch_key", 0) + ctx.nbytes(det.key.sk)
 pub, low_ctx = det.ctx, getattr(det, "low", det.ctx)
 for c in {id(c): c for c in (pub, low_ctx)}.values():
     for name in ("dot_plain", "rotate", "swap_columns"):
@@ -82,6 +83,8 @@ for rep in range(reps):
     with pub.counting() as ops, low_ctx.counting() as low_ops:
         if hasattr(det, "_compress"):
             out = det._compress(pv, N, slots)
+            if hasattr(det, "_switch"):                        # since ring switching: the digest apart
+                out = det._switch(out)
         else:
             low = [D._keep_limbs(pub, x, D.COMPRESSION_LIMBS) for x in pv]
             out = rectangular.wide_matvec(pub, low, D._compression_entries(lay, N, slots), lay.K, N,

@@ -24,6 +24,7 @@ for scheme in D.SCHEMES:
     key = rec.detection_key()
     sizes, sk = rec.key_sizes(), key.context.nbytes(key.sk)
     print(json.dumps(dict(scheme=scheme, params=params, N=N, relin_key=sizes["relin_key"],
-                          galois_keys=sizes["galois_keys"], enc_sk=sk,
-                          detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + sk)), flush=True)
+                          galois_keys=sizes["galois_keys"], switch_key=sizes["switch_key"], enc_sk=sk,
+                          detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + sizes["switch_key"] + sk)),
+          flush=True)
     rec.close()

@@ -171,3 +171,28 @@ def test_the_compiled_compression_entries_are_numpys(scheme):
     assert compiled.shape == (3, 1024) and 0 <= compiled.min() and compiled.max() < PS.q and compiled.any()
     with pytest.raises(IndexError, match="outside the matrix"):
         D._compression_entries(lay, N, slots, compiled=True)(rows, cols + N)
+
+
+@pytest.mark.parametrize("backend", [b for b in BFV_BACKENDS if he.backend_class(b).subrings])
+@pytest.mark.parametrize("scheme, k", [("sophomd", 4), ("sophomr", 5)])
+def test_the_digest_descends_to_the_subring_that_holds_its_rows(backend, scheme, k):
+    """Ring switching (Sec. 4.2) at n = 4096: SophOMR's 251 x 5 rows (padded to 2048) fill the subring's two rows
+    (one row swap), SophOMD's 4 fit in one; the counts are the formula's with d."""
+    ps = PSParams("toy-soph", q=786433, h=4, r=6, n=16, l=2)      # toy-bfv-omr-soph's t
+    lay = D.layout(ps, 4096, scheme=scheme, k=k)
+    assert lay.descent(insecure=True) == 2 and (lay.K > 1024) == (scheme == "sophomr")
+    board = BB.bulletin_board(600, k, ps, payload_bytes=612 if scheme == "sophomr" else 8, seed=11)
+    rec = D.Receiver(D.receiver_context(backend, "toy-bfv-omr-soph", lay, insecure=True), board.sk, lay)
+    key = rec.detection_key()
+    assert key.digest.descent == 2 and key.digest.parent_key_id == key.compression.key_id
+    digest = D.Detector(key).digest(board.clues, board.slots)
+    assert digest.ciphertext.ctx.slots == 2048
+    idx, payloads = rec.retrieve(digest)
+    np.testing.assert_array_equal(idx, board.pertinent)
+    if scheme == "sophomr":
+        np.testing.assert_array_equal(payloads, board.slots[board.pertinent])
+    for phase, formula in D.digest_counts(lay, 600, 2).items():
+        assert {op: digest.phases[phase].get(op, 0) for op in formula} == formula, phase
+    other = D.Receiver(D.receiver_context(backend, "toy-bfv-omr-soph", lay, insecure=True), board.sk, lay)
+    with pytest.raises(ValueError, match="not a subring of its compression context"):
+        D.Detector(D.DetectionKey(key.context, key.sk, lay, key.compression, other.detection_key().digest))

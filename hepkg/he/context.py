@@ -26,8 +26,9 @@ from .errors import (ContextClosed, ContextMismatch, CorruptedData, DepthExhaust
                      SchemeError, SecretContextRefused, SecretKeyRequired)
 from .guard import isolated, probe
 from .keys import RotationKeys, as_step
-from .params import BuiltModulus, ParamSet, get_params
+from .params import HE_STANDARD, BuiltModulus, ParamSet, get_params
 from .registry import CLEARTEXT, load_context, recorded_insecure
+from .subring import descended_slots
 
 #: every (backend, parameter set, insecure, built modulus) this process has built: see built_params()
 _BUILT: dict[tuple, dict] = {}
@@ -136,10 +137,12 @@ class Context(ABC):
 
     #: True where the backend can hold a BFV secret key at fewer moduli (:meth:`lowered`; hooks below)
     lowers = False
+    #: True where :meth:`subring` (ring switching) is available
+    subrings = False
 
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
                  swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b"",
-                 _parent: "Context | None" = None, _relin: bool = True):
+                 _parent: "Context | None" = None, _relin: bool = True, _descent: int = 1):
         if _FORBIDDEN:
             raise HEError(f"no HE context may be built now: {_FORBIDDEN[0]}")
         self.params = get_params(params)
@@ -162,7 +165,13 @@ class Context(ABC):
             self._session_key = os.urandom(envelope.KEY_BYTES)
             self.__has_secret = True
             self.parent_key_id = None if _parent is None else _parent.key_id
-            self._keygen() if _parent is None else self._keygen_lowered(_parent)
+            self.descent = _descent
+            if _parent is None:
+                self._keygen()
+            elif _descent > 1:
+                self._keygen_subring(_parent)
+            else:
+                self._keygen_lowered(_parent)
         else:
             self.keys = RotationKeys("exact", _meta["steps"], self.period)
             self.keys.policy = _meta["policy"]
@@ -172,6 +181,7 @@ class Context(ABC):
             self._session_key = bytes.fromhex(_meta["session_key"])
             self.__has_secret = False
             self.parent_key_id = _meta["parent"]
+            self.descent = _meta["descent"]
             self._from_payload(_payload)
         self.built = BuiltModulus(**self._modulus())
         self._check_built(_meta, bool(insecure))
@@ -740,8 +750,10 @@ class Context(ABC):
         return len(self.serialize(obj))
 
     def key_sizes(self) -> dict[str, int]:
-        """Bytes of the key material: public, relinearization, Galois (rotation + swap) keys."""
+        """Bytes of the key material: public, relinearization, Galois (rotation + swap) keys, and a subring
+        context's switching key (:meth:`subring`; 0 elsewhere)."""
         sizes = self._key_sizes()
+        sizes.setdefault("switch_key", 0)
         sizes["rotation_keys"] = len(self.keys) + int(self.swap_key)
         return sizes
 
@@ -851,6 +863,7 @@ class Context(ABC):
         meta = dict(backend=self.backend, params=self.params.to_dict(), policy=self.keys.policy,
                     steps=sorted(self.keys.steps) if evaluation_keys else [], swap=self.swap_key and evaluation_keys,
                     relin=self.relin_key and bool(evaluation_keys), key_id=self.key_id, parent=self.parent_key_id,
+                    descent=self.descent,
                     insecure=self.insecure,
                     session_key=self._session_key.hex(),
                     built=dict(q_bits=list(self.built.q_bits), p_bits=list(self.built.p_bits)))
@@ -895,20 +908,67 @@ class Context(ABC):
         self._alive()
         if self.parent_key_id is None:
             raise ContextMismatch(f"this context ({self.params.name}) was not lowered from another: it adopts nothing")
-        if not isinstance(ct, Ciphertext):
-            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
-        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
-            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
-                                  f"{ct.ctx.params.name}); this context was lowered from keys "
-                                  f"{self.parent_key_id[:8]}")
-        ct.ctx._check(ct)
-        self._linear(ct, "adoption")
+        self._from_parent(ct, "adoption", " was lowered from")
         primes = ct.ctx.max_level + 1 - ct.level
         if primes != self.max_level + 1:
             raise ValueError(f"the ciphertext has {primes} primes left; {self.params.name} has {self.max_level + 1}: "
                              f"drop it to that level of {ct.ctx.params.name} first (drop_level)")
         left = min(ct.ctx.params.depth - ct.depth, self.params.depth)
         return Ciphertext(self._adopted(ct.ctx, ct.raw), self, depth=self.params.depth - left, level=0)
+
+    def subring(self, d: int) -> "Context":
+        """A secret BFV context of ring degree n/d (two primes of 60 bits, the same plaintext modulus, no
+        evaluation keys) with a secret key s' of its own, holding the key that switches a ciphertext of this context
+        at one prime from this context's secret to s'(X^d): :meth:`descend` takes such a ciphertext there (ring
+        switching). Its slot (r, j) receives d^-1 times the sum of this context's slots (r, j + k n/(2d)), k < d
+        (:func:`hepkg.he.subring.descended_slots`). SchemeError where the backend cannot (:attr:`subrings`)."""
+        self._alive()
+        if not self.has_secret:
+            raise SecretKeyRequired("only the key holder's context can make a subring context (it holds the secret)")
+        if not self.subrings or self.scheme != "bfv":
+            raise SchemeError(f"backend '{self.backend}' cannot switch {self.scheme.upper()} ciphertexts to a subring "
+                              f"(subring contexts: BFV, on backends that set Context.subrings)")
+        n, least = self.params.n, min(HE_STANDARD)
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 2 or d & (d - 1) or n // d < least:
+            raise ValueError(f"d must be a power of two in [2, {n // least}] (the subring of degree n/d, at least "
+                             f"{least}), got {d!r}")
+        if (self.plain_modulus - 1) % (2 * n):
+            raise ParameterError(f"ring switching needs full packing, t = 1 mod 2n; {self.params.name} has "
+                                 f"t = {self.plain_modulus}")
+        small = type(self)(self._subring_params(int(d)), insecure=self.insecure, _parent=self, _relin=False,
+                           _descent=int(d))
+        values = np.arange(self.slots, dtype=np.int64) % self.plain_modulus
+        top = self.drop_level(self.encrypt(values), self.max_level)
+        if not np.array_equal(small.decrypt(small.descend(top), signed=False),
+                              descended_slots(values, int(d), self.plain_modulus)):
+            small.close()
+            raise ParameterError(f"{self.backend}: a ciphertext of {self.params.name} switched to its subring of "
+                                 f"degree {n // d} does not decrypt there")
+        return small
+
+    def descend(self, ct: Ciphertext) -> Ciphertext:
+        """``ct``, a ciphertext of the context this one is a subring of, at its last prime, switched to this ring
+        (nothing secret needed; see :meth:`subring`). It keeps no product budget."""
+        self._alive()
+        if self.descent == 1:
+            raise ContextMismatch(f"this context ({self.params.name}) is no subring of another: it descends nothing")
+        self._from_parent(ct, "ring switching", "'s switching key is from")
+        if ct.level != ct.ctx.max_level:
+            raise ValueError(f"the ciphertext has {ct.ctx.max_level + 1 - ct.level} primes left; ring switching "
+                             f"takes it at one: drop it to level {ct.ctx.max_level} first (drop_level)")
+        self.counter.add("keyswitch")
+        return Ciphertext(self._descended(ct.ctx, ct.raw), self, depth=self.params.depth, level=self.max_level)
+
+    def _from_parent(self, ct: Ciphertext, what: str, made: str) -> None:
+        """TypeError or ContextMismatch unless ``ct`` is a valid, relinearized (``what`` needs it) ciphertext of the
+        keys this context was made from (``made``: how, for the message)."""
+        if not isinstance(ct, Ciphertext):
+            raise TypeError(f"expected a Ciphertext, got {type(ct).__name__}")
+        if ct.key_id != self.parent_key_id or ct.ctx.backend != self.backend:
+            raise ContextMismatch(f"the ciphertext belongs to keys {ct.key_id[:8]} ({ct.ctx.backend}/"
+                                  f"{ct.ctx.params.name}); this context{made} keys {self.parent_key_id[:8]}")
+        ct.ctx._check(ct)
+        self._linear(ct, what)
 
     @property
     def session_key(self) -> bytes:
@@ -920,6 +980,18 @@ class Context(ABC):
     # [1, period) and always have a key. No hook may modify its inputs.
     @abstractmethod
     def _keygen(self): ...
+
+    # A backend that sets `subrings` defines _keygen_subring(parent) (its own secret and the parent's switching key to
+    # its lift) and _descended(parent, raw) (a raw ciphertext of the parent at one prime as this context's own,
+    # switched there); it may refine _subring_params.
+    def _subring_params(self, d: int) -> ParamSet:
+        """The subring of degree n/d: two primes of 60 bits (the digest travels at one; log Q = 120, 128-bit secure
+        from n/d = 2^13), no key switching of its own, this plaintext modulus."""
+        p = self.params
+        return ParamSet(name=f"{p.name}/{d}", scheme="bfv", n=p.n // d, qi_bits=(60, 60, 60), depth=1,
+                        plain_modulus=p.plain_modulus, plain_depth=False,
+                        source=f"the subring of degree n/{d} of {p.name}, holding a secret of its own "
+                               f"(Context.subring)")
 
     # A backend that sets `lowers` also defines _keygen_lowered(parent) (this context's keys from the parent's
     # secret key at its primes) and _adopted(parent, raw) (a raw ciphertext of the parent at this context's primes

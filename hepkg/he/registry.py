@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 
 from . import envelope
-from .envelope import is_hex
+from .envelope import is_hex, is_int
 from .errors import (BackendUnavailable, ContextMismatch, CorruptedData, HEError, ParameterError,
                      UnauthenticatedContext)
 from .guard import probe
@@ -79,7 +79,7 @@ _CONTEXT_META = {
     "policy": lambda v: v in POLICIES, "steps": lambda v: isinstance(v, list) and all(type(s) is int for s in v),
     "swap": lambda v: isinstance(v, bool), "insecure": lambda v: isinstance(v, bool), "key_id": is_hex(16),
     "parent": lambda v: v is None or is_hex(16)(v),
-    "relin": lambda v: isinstance(v, bool),
+    "relin": lambda v: isinstance(v, bool), "descent": is_int(1),
     "session_key": is_hex(envelope.KEY_BYTES),
     "built": lambda v: isinstance(v, dict) and set(v) == {"q_bits", "p_bits"} and all(map(_is_bits, v.values())),
 }

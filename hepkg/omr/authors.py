@@ -28,8 +28,9 @@ planted messages; it imports the ``openfhe`` module built as above, else the ope
 alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be
 made equal: on the module built beside theirs hepkg runs their dnum 2 (:data:`THEIR_SET`, log PQ 1740) if that
 OpenFHE accepts it at 128 bits, as 1.5.1 does; the wheel (OpenFHE 1.6.1, no HEXL), which hepkg runs without
-that module, refuses it, and there hepkg's top level uses dnum 3 (``bfv-omr-soph``, log PQ 1620); hepkg has no
-ring switching (its digest stays at N = 2^16; theirs is switched down to 2^16 / dim_trace).
+that module, refuses it, and there hepkg's top level uses dnum 3 (``bfv-omr-soph``, log PQ 1620). Both switch the
+digest to a smaller ring: theirs to 2^16 / dim_trace, hepkg's to :meth:`~hepkg.omr.detector.Layout.descent`'s
+(the same 2^14 and 2^13), where its backend can (:attr:`~hepkg.he.context.Context.subrings`).
 """
 from __future__ import annotations
 

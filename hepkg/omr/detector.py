@@ -18,8 +18,13 @@ context that can decrypt) and turns a bulletin board into one digest ciphertext:
    authors' compression context; elsewhere it rotates with the top-level keys (a key switch at two primes with
    them measured 0.063 s against 0.48 s at every prime: 0.13, not the 2/19 the primes alone suggest).
 
+4. Ring switching (Sec. 4.2), where the backend can (:meth:`~hepkg.he.context.Context.subring`): the digest's K
+   slots are folded into the first n'/2 of each row (masks times d, one row swap), and at one prime the digest
+   descends to the ring of degree n' = n/d that holds them (:meth:`Layout.descent`: 2^14 for SophOMR, 2^13 for
+   SophOMD at n = 2^16, the authors' Table 5), one key switch to the lifted subring secret.
+
 The receiver decrypts w = slots 0..k-1 (and e, t rows of k) and decodes them over F_p
-(:mod:`hepkg.omr.decode`). Ring switching (Sec. 4.2) is not available through openfhe-python.
+(:mod:`hepkg.omr.decode`).
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ import numpy as np
 from ..bench.costmodel import observed_costs
 from ..he.context import Ciphertext, Context, require_public
 from ..he.counting import OpCounts
+from ..he.params import HE_STANDARD
 from ..he.registry import backend_class, context
 from ..linalg.rectangular import (cheapest_b, sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts,
                                   wide_matvec, wide_steps)
@@ -48,6 +54,9 @@ PHASES = ("affine", "range_check", "compression")
 #: Towers PV keeps for the compression (the authors' compression context: Q = 2 x 60 bits); the digest is sent
 #: at one.
 COMPRESSION_LIMBS = 2
+#: The least ring the digest descends to (Sec. 4.2, ring switching): its two 60-bit primes and special prime (log PQ
+#: 180) are 128-bit secure from 2^13 on (the HE standard allows 218 bits), the authors' SophOMD ring (Table 5).
+SUBRING_MIN = 1 << 13
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,12 @@ class Layout:
     def K(self) -> int:
         """The rows padded to a power of two."""
         return 1 << (self.rows - 1).bit_length()
+
+    def descent(self, insecure: bool = False) -> int:
+        """d: the digest descends to the ring of degree n/d that holds its K rows, of at least :data:`SUBRING_MIN`
+        (on an insecure ring: n/2, and the least degree a parameter set has); 1: no smaller ring holds them."""
+        floor = self.n // 2 if insecure or self.n <= SUBRING_MIN else SUBRING_MIN
+        return max(1, self.n // max(self.K, floor, min(HE_STANDARD)))
 
     @property
     def affine_steps(self) -> list[int]:
@@ -113,18 +128,22 @@ def layout(ps: PSParams, n: int, *, scheme: str = "sophomr", k: int = 50, payloa
     return Layout(scheme, ps, int(k), t, n, int(b_affine), int(b_compress))
 
 
-def digest_counts(lay: Layout, N: int) -> dict[str, dict[str, int]]:
+def digest_counts(lay: Layout, N: int, d: int = 1) -> dict[str, dict[str, int]]:
     """Per phase, the counted ops of :meth:`Detector.digest` for N messages, by formula: the tall MatMul
-    (Table 2, both repetitions sharing the baby steps; + b), the range check, the wide MatMul (Table 1).
-    Every plaintext product encodes a fresh plaintext."""
+    (Table 2, both repetitions sharing the baby steps; + b), the range check, the wide MatMul (Table 1), and with
+    ``d`` > 1 ring switching to degree n/d (:meth:`Detector._fold`'s one or two masks and row swap, the descent's
+    key switch). Every plaintext product encodes a fresh plaintext."""
     s = math.ceil(N / lay.n)
     affine = tall_counts(N, lay.ps.n, lay.n, lay.b_affine, matrices=lay.ps.l)
     comp = wide_counts(lay.K, N, lay.n, lay.b_compress)
+    if d > 1:
+        swap = int(lay.K > lay.n // d // 2)
+        comp = comp | dict(mul_pt=comp["mul_pt"] + 1 + swap, swap=comp["swap"] + swap, descend=1)
     return {"affine": {k: affine[k] for k in ("mul_pt", "rotate")} | dict(
                 keyswitch=affine["rotate"], encode=affine["mul_pt"] + s * lay.ps.l, add_pt=s * lay.ps.l),
             "range_check": {"mul_ct": s * range_check_counts(lay.ps.bound, lay.ps.q, lay.ps.l)["mul_ct"]},
             "compression": {k: comp[k] for k in ("mul_pt", "rotate", "swap")} | dict(
-                keyswitch=comp["rotate"] + comp["swap"], encode=comp["mul_pt"])}
+                keyswitch=comp["rotate"] + comp["swap"] + comp.get("descend", 0), encode=comp["mul_pt"])}
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,7 @@ class DetectionKey:
     sk: Ciphertext
     layout: Layout
     compression: Context | None = None
+    digest: Context | None = None
 
 
 @dataclass
@@ -173,31 +193,36 @@ class Receiver:
         self.ctx, self.sk, self.layout = ctx, sk, lay
         self.low = ctx.lowered(COMPRESSION_LIMBS, rotations=lay.compression_steps, policy="exact", swap=True,
                                relin=False) if lowered else None
+        d = lay.descent(ctx.insecure) if self.low is not None and ctx.subrings else 1
+        self.small = self.low.subring(d) if d > 1 else None
 
     def detection_key(self) -> DetectionKey:
         """The public contexts (from their bytes, as a server receives them) and Enc(sparse-packed sk)."""
         pub = self.ctx.public()
         ct = pub.deserialize(self.ctx.serialize(self.ctx.encrypt(sparse_pack(self.sk.s, self.layout.n))), guard=True)
-        return DetectionKey(pub, ct, self.layout, None if self.low is None else self.low.public())
+        return DetectionKey(pub, ct, self.layout, None if self.low is None else self.low.public(),
+                            None if self.small is None else self.small.public())
 
     def key_sizes(self) -> dict[str, int]:
-        """Bytes of the keys each context holds (:meth:`Context.key_sizes`), the lowered context's added."""
+        """Bytes of the keys each context holds (:meth:`Context.key_sizes`), the lowered context's and the digest
+        subring's switching key added."""
         sizes = self.ctx.key_sizes()
-        if self.low is not None:
-            low = self.low.key_sizes()
-            sizes |= {k: sizes[k] + low[k] for k in ("relin_key", "galois_keys", "rotation_keys")}
+        for ctx in (self.low, self.small):
+            if ctx is not None:
+                more = ctx.key_sizes()
+                sizes |= {k: sizes[k] + more[k] for k in ("relin_key", "galois_keys", "rotation_keys", "switch_key")}
         return sizes
 
     def close(self) -> None:
         """Release both contexts' keys."""
-        for ctx in (self.low, self.ctx):
+        for ctx in (self.small, self.low, self.ctx):
             if ctx is not None:
                 ctx.close()
 
     @property
     def digest_context(self) -> Context:
         """The context digests come back under (the lowered one where the compression runs there)."""
-        return self.ctx if self.low is None else self.low
+        return self.small or self.low or self.ctx
 
     def _received(self, cts: list, timings: dict | None) -> list:
         """The digest's ciphertexts as the receiver gets them: serialized, then parsed under the guard into its own
@@ -252,6 +277,11 @@ class Detector:
             if self.low.parent_key_id != self.ctx.key_id or missing or not self.low.swap_key:
                 raise ValueError("the detection key's compression context is not lowered from its context with the "
                                  "compression's rotation keys and the row swap")
+        self.small = None
+        if key.digest is not None:
+            self.small = require_public(key.digest, "the OMR detector's digest ring")
+            if self.small.parent_key_id != self.low.key_id or self.low is self.ctx:
+                raise ValueError("the detection key's digest ring is not a subring of its compression context")
         self.key, self.layout = key, key.layout
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None) -> Digest:
@@ -269,20 +299,45 @@ class Detector:
             d = self._affine(clues)
         with _phase(ctx, phases, "range_check"):
             pv = [range_check(ctx, block, lay.ps.bound) for block in d]
-        with _phase((ctx, self.low), phases, "compression"):
+        with _phase(tuple(c for c in (ctx, self.low, self.small) if c is not None), phases, "compression"):
             out = self._compress(pv, N, slots)
+            t0 = time.perf_counter()
+            out = self._switch(out)
+            switched = time.perf_counter() - t0
+        phases["compression"]["ring_switch_s"] = switched if self.small is not None else float("nan")
         return Digest(out, N, lay, phases)
 
     def _compress(self, pv: list, N: int, slots) -> Ciphertext:
-        """The digest of the PV blocks: dropped to the compression's primes (moved to its context where there is
-        one), the wide MatMul, then one prime."""
+        """The compressed PV blocks: dropped to the compression's primes (moved to its context where there is
+        one), the wide MatMul (:meth:`_switch` then makes the digest)."""
         ctx, low = self.ctx, self.low
         pv = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
         if low is not ctx:
             pv = [low.adopt(x) for x in pv]
-        out = wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
-                          b=self.layout.b_compress)
-        return _keep_limbs(low, out, 1)
+        return wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
+                           b=self.layout.b_compress)
+
+    def _switch(self, out: Ciphertext) -> Ciphertext:
+        """The digest: the compression's output at one prime, ring-switched to the digest's subring where there
+        is one (:meth:`_fold`, :meth:`Context.descend`)."""
+        if self.small is None:
+            return _keep_limbs(self.low, out, 1)
+        return self.small.descend(_keep_limbs(self.low, self._fold(out), 1))
+
+    def _fold(self, out: Ciphertext) -> Ciphertext:
+        """The digest's K slots where ring switching keeps them whole (:meth:`Context.subring`): slots j < n'/2 of
+        row 0 stay, j in [n'/2, K) move to row 1 (one row swap), everything else is zeroed, and every slot kept is
+        multiplied by d (the descent divides by it)."""
+        low, lay, d = self.low, self.layout, self.small.descent
+        half, K = self.small.slots // 2, lay.K
+        mask = np.zeros(lay.n, np.int64)
+        mask[:min(K, half)] = d
+        folded = low.mul_plain(out, mask)
+        if K > half:
+            mask = np.zeros(lay.n, np.int64)
+            mask[half:K] = d
+            folded = low.add(folded, low.swap_columns(low.mul_plain(out, mask)))
+        return folded
 
     def _affine(self, clues: Clue) -> list[list]:
         """Per block of n messages, the l ciphertexts of d_j = B_j - A_j sk."""

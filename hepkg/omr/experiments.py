@@ -69,7 +69,8 @@ def _context(backend: str, cfg: dict, lay: D.Layout):
 def _phase_columns(digest: D.Digest) -> dict:
     out = {}
     for name, ph in digest.phases.items():
-        out |= {f"{name}_{k}": v for k, v in ph.items() if k in ("wall_s", "he_s", "encode_s", "depth")}
+        out |= {f"{name}_{k}": v for k, v in ph.items()
+                if k in ("wall_s", "he_s", "encode_s", "depth", "ring_switch_s")}
         out |= {f"{name}_op_{k}": v for k, v in ph.items() if k in ("mul_pt", "mul_ct", "rotate", "swap", "keyswitch",
                                                                       "encode", "add")}
         out |= {f"{name}_cost_{k}": v for k, v in ph["costs"].items()}
@@ -124,12 +125,14 @@ def measure_here(config: dict) -> list[dict]:
     keygen_s = time.perf_counter() - t0
     sizes = receiver.key_sizes()
     ps_secret = ctx.nbytes(detector.key.sk)
-    # the detection key: evaluation keys (relinearization, rotations and swap) and the encrypted PS secret, as
-    # the authors' saveKeys; the receiver's public key and the sample ciphertext key_sizes() reports are not in it
+    # the detection key: evaluation keys (relinearization, rotations and swap, ring switching's) and the encrypted PS
+    # secret, as the authors' saveKeys; the receiver's public key and the sample ciphertext key_sizes() reports are not
+    # in it
     setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
                  compression_keys="top" if receiver.low is None else receiver.low.params.name,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
-                 K=lay.K, detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + ps_secret,
+                 K=lay.K, descent=1 if getattr(receiver, "small", None) is None else receiver.small.descent,
+                 detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + sizes["switch_key"] + ps_secret,
                  ps_secret_bytes=ps_secret, **{f"{k}_bytes": v for k, v in sizes.items() if k != "rotation_keys"})
     rows = []
     for rep in range(cfg["reps"]):

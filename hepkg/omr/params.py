@@ -12,8 +12,8 @@ OpenFHE 1.4.0 takes ``K = a`` (as the 1.5.1 source does; their printed log PQ 17
 5's 240 and 180), OpenFHE
 1.6.1 (ours) takes ``K = a + 1``, read from the towers of the keys it serializes. That extra prime is why
 1.6.1 refuses the paper's SophOMR set (19 limbs, dnum 2: log PQ 1800 > 1747) at 128 bits and accepts dnum 3.
-openfhe-python has no ring switching (Sec. 4.2): our digest stays at n = 2^16 (measured); the ring-switched
-sizes are computed from Table 5.
+Ring switching (Sec. 4.2) is hepkg's own (:meth:`hepkg.he.context.Context.subring`); the sizes here are computed
+from Table 5 beside the digest at n = 2^16 without it.
 
 Tables have columns ``paper``, ``ours``, ``ratio`` (ours / paper) and ``status`` (where ``ours`` comes from:
 ``measured``, ``computed``, or ``paper`` where only the paper has a value).
@@ -190,7 +190,7 @@ def detection_key(scheme: str = "sophomr", N: int = REF.N_PRIMARY):
 
     Rows: the paper's configuration (dnum 2, OpenFHE 1.4.0's P) against Table 3; ours with ring switching
     (dnum 3, OpenFHE 1.6.1's P, computed); ours without ring switching (compression keys at the top level, what
-    openfhe-python runs), seeded and as OpenFHE serializes them (full).
+    hepkg ran before its lowered contexts), seeded and as OpenFHE serializes them (full).
     """
     kind = "omd" if scheme == "sophomd" else "omr"
     counts = REF.AUTHORS_CODE_COUNTS[(scheme, N)]

@@ -15,7 +15,7 @@ import pandas as pd
 
 from hepkg.bench import estimate
 from hepkg.he.params import get_params
-from hepkg.reference import NOT_REPRODUCIBLE, Claim, on_subjects
+from hepkg.reference import NOT_MEASURED, NOT_REPRODUCIBLE, Claim, on_subjects
 from hepkg.reference import OMR as PAPER
 from hepkg.reference import verdict as V
 
@@ -77,19 +77,20 @@ def table3(digests: pd.DataFrame, decode: pd.DataFrame, N: int = PAPER.N_PRIMARY
             parsed = "" if split else ", the digest's parsing included (0.2-0.6 s of it: these runs predate its split)"
             rows.append(_row(scheme, "Decode (ms)", paper["decode_ms"], med, "measured", q1=q1, q3=q3, reps=len(g),
                              **where, note=("decryption of the buckets + bundle decoding (python-flint)" if perf else
-                                            f"decryption of the digest (n = {int(g.n.iloc[0])}, no ring switching) + "
+                                            "decryption of the digest ({}, {}) + ".format(*_digest_ring(g.iloc[0])) +
                                             "decoding (python-flint), as the authors' Decode") + parsed)
                         | ({} if like else dict(ratio=None)))
             if like and threads == runs.omp_threads.max():        # sizes do not depend on the threads
                 rows += [_row(scheme, "Detection key (MB)", paper["detection_key_mb"],
                               _detection_key_bytes(g.iloc[0]) / 1e6, "measured", **where,
                               note=f"as serialized: dnum {int(g.ks_digits.iloc[0])}, {int(g.rotation_keys.iloc[0])} "
-                                   f"rotation keys {_key_levels(g.iloc[0])} (no " + ("level-specific keys" if perf else
-                                                                                      "ring switching") +
+                                   f"rotation keys {_key_levels(g.iloc[0])} (" + ("no level-specific keys" if perf else
+                                                                                 _switching(g.iloc[0])) +
                                    "), no seed compression"),
                          _row(scheme, "Digest (KB)", paper["digest_kb"], g.digest_bytes.iloc[0] / 1e3, "measured",
-                              **where, note=f"one limb at n = {int(g.n.iloc[0])} (" + (
-                                  "SEAL's 28-bit last prime not available" if perf else "no ring switching") + ")")]
+                              **where, note="one limb at {} ({})".format(*(
+                                  (f"n = {int(g.n.iloc[0])}", "SEAL's 28-bit last prime not available") if perf
+                                  else _digest_ring(g.iloc[0]))))]
         if perf:
             continue
         dec = decode[(decode.scheme == scheme) & (decode.N == N)] if len(decode) else decode
@@ -138,6 +139,19 @@ def phases_table(digests: pd.DataFrame) -> pd.DataFrame:
                              paper_note={"compression": "Compress", "preprocess": "Preprocess (not printed)"}.get(
                                  phase, "Affine + RangeCheck")))
     return pd.DataFrame(rows)
+
+
+def _digest_ring(run) -> tuple[str, str]:
+    """The ring a measured SophOMR/SophOMD digest came back in, and how: n, or n/d after ring switching (runs before
+    ring switching have no ``descent``)."""
+    d = int(run.get("descent", 1))
+    return (f"n = {int(run.n)}", "no ring switching") if d == 1 else (f"n = {int(run.n) // d}",
+                                                                      f"ring-switched from {int(run.n)}")
+
+
+def _switching(run) -> str:
+    """Whether a measured detection key holds ring switching's key."""
+    return _digest_ring(run)[1] if int(run.get("descent", 1)) == 1 else "with ring switching's key"
 
 
 def _key_levels(run) -> str:
@@ -582,7 +596,7 @@ def claims(R: dict) -> list[Claim]:
                            "authors_mul_pt"]].to_dict("records"),
             range_check_at_their_window=dict(ours=window, theirs=dict(mul_ct=theirs, depth=29)),
             note="like for like: the column swap counted on both sides (the authors count it among the block "
-                 "sum's rotations), ring switching's one rotation left out (openfhe-python has none); affine: "
+                 "sum's rotations), ring switching's one rotation left out on both (ring_switch_cheap); affine: "
                  "both take b1 = ceil(sqrt(2048)) = 46 baby steps and g1 = 23 giant steps (45 + 2 x 22), skipping "
                  "the diagonals past n' = 1024; hepkg's range check runs Table 6's window |d| <= r = 40 (77 products)")
 
@@ -643,14 +657,15 @@ def claims(R: dict) -> list[Claim]:
 
     def ring_switch(_):
         like = _paper_like(dig, ["sophomr"])
-        ev = dict(why="openfhe-python has no ring switching; the authors' code: 1 rotation, 2 plaintext products "
-                      "and the one key switch to the compression key, timed in their RangeCheck")
-        if len(like) and "compression_cost_keyswitch" in like:
-            ks = float(like.compression_cost_keyswitch.median())
-            ev |= dict(keyswitch_at_2_limbs_s=ks, compression_s=float(like.compression_wall_s.median()),
-                       share_of_digest=ks / float(like.digest_s.median()),
-                       basis="one key switch at the compression's 2 primes, measured in this run's compression")
-        return NOT_REPRODUCIBLE, ev
+        theirs = ("the authors' code: 1 rotation, 2 plaintext products and the one key switch to the compression key, "
+                  "timed in their RangeCheck")
+        if not len(like) or "compression_ring_switch_s" not in like or like.compression_ring_switch_s.isna().all():
+            return NOT_MEASURED, dict(why="this run predates hepkg's ring switching (Context.subring): its digest "
+                                          "stayed at n = 2^16; " + theirs)
+        got = V.figure(V.ratio(like.compression_ring_switch_s, like.compression_cost_keyswitch), V.stated(1.0))
+        return got["verdict"], got | dict(
+            basis="ring switching's seconds (the masks, the row swap and the descent's key switch at one prime) over "
+                  "one key switch at the compression's 2 primes, both measured in this run's compression; " + theirs)
 
     def remark6(_):
         ds = P.digest_sizes()
@@ -701,8 +716,8 @@ def claims(R: dict) -> list[Claim]:
         def check(_):
             cts = big.digest_cts.to_dict() if len(big) and "digest_cts" in big else {}
             return NOT_REPRODUCIBLE, dict(stated=stated, digest_ciphertexts=cts, why=(
-                f"{num}'s digest is {cts.get(num, '?')} ciphertexts here (counted), SophOMR's one; their sizes are one "
-                "limb each, not comparable without ring switching and SEAL's small last prime (as at N = 2^16)"))
+                f"{num}'s digest is {cts.get(num, '?')} ciphertexts here (counted), SophOMR's one; PerfOMR's end at a "
+                "60-bit limb, not SEAL's small last prime: sizes not comparable (as at N = 2^16)"))
         return check
 
     def nu16_rows(_):
@@ -757,9 +772,10 @@ def claims(R: dict) -> list[Claim]:
         claim("rangecheck_slower", "omr-rangecheck-slower",
               versus("sophomr", "perfomr", "range_check_wall_s", expect="greater"), rule),
         claim("digest_size_2_16", "omr-digest-size-2^16", sizes_versus(
-            "digest_kb", "Digest (KB)", 2.2, "openfhe-python has no ring switching (SophOMR's digest stays at "
-            "n = 2^16) and PerfOMR's last prime is a 60-bit limb, not SEAL's small one: both digests are one "
-            "limb, about 1051 vs 1052 KB; computed with ring switching SophOMR's is Table 3's 263 KB")),
+            "digest_kb", "Digest (KB)", 2.2, "PerfOMR's digest here ends at a 60-bit limb, not SEAL's small last "
+            "prime, so the two sizes are not comparable; SophOMR's is measured in the ring its run switched to "
+            "(Table 3's note: n = 2^16 in runs before hepkg's ring switching, about 1051 KB beside PerfOMR's 1052), "
+            "and computed with ring switching it is Table 3's 263 KB")),
         claim("key_size_2_16", "omr-key-size-2^16", sizes_versus(
             "detection_key_mb", "Detection key (MB)", 1.5, "OpenFHE 1.6.1 refuses the paper's dnum 2 (dnum 3 "
             "here), serializes keys without seed compression, and hepkg makes PerfOMR's keys at the top level "

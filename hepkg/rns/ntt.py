@@ -114,9 +114,13 @@ class NTT:
     rows reads them through its rows (a slice view for consecutive rows, else a per-stage gather on
     numpy; a row -> prime map on CuPy), so no subset copies a table."""
 
-    def __init__(self, n: int, m: Modulus):
+    def __init__(self, n: int, m: Modulus, psi=None):
+        """``psi``: the primitive 2N-th root of each prime (default: :func:`root_of_unity`'s); another library's
+        evaluation form is read with its roots."""
         self.n, self.mod, xp = n, m, m.xp
-        psi = [root_of_unity(q, 2 * n) for q in m.primes]
+        psi = [root_of_unity(q, 2 * n) for q in m.primes] if psi is None else [int(r) for r in psi]
+        if len(psi) != len(m.primes) or any(pow(r, n, q) != q - 1 for r, q in zip(psi, m.primes)):
+            raise ValueError("psi must hold a primitive 2N-th root of unity for each prime")
         rev = xp.asarray(bit_reverse(n))
         self.w = _powers(psi, n, m)[:, rev]
         self.iw = _powers([pow(p, -1, q) for p, q in zip(psi, m.primes)], n, m)[:, rev]

@@ -56,6 +56,10 @@ from ..context import Context
 from ..envelope import frame, unframe
 from ..errors import BackendUnavailable, ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
 from ..guard import in_child
+from .. import subring
+from ...rns.arith import Modulus, is_prime, ntt_primes
+from ...rns.keys import SwitchKey
+from ...rns.ntt import NTT
 
 _BIN = ofhe.BINARY
 #: levels whose ciphertext template (see OpenFHEContext._rebuilt) a context keeps
@@ -122,6 +126,29 @@ def _spliced(into: bytes, slots: list, data: bytes, found: list) -> bytes:
     for (start, stop, _), (to, end, _) in zip(found, slots):
         out[to:end] = data[start:stop]
     return bytes(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _ntt(q: int, n: int) -> NTT:
+    """The NTT OpenFHE's evaluation form uses at prime q and degree n (bit-reversed order, its least root)."""
+    return NTT(n, Modulus((q,)), psi=[subring.minimal_root(q, 2 * n)])
+
+
+def _coefficients(data: bytes, found: list, n: int) -> np.ndarray:
+    """(len(found), n) coefficients mod q of the evaluation-form vectors at ``found`` (:func:`_find_vectors`)."""
+    return np.stack([_ntt(q, n).inverse(np.frombuffer(data, np.uint64, count=n, offset=start)[None])[0]
+                     for start, _, q in found])
+
+
+def _secret(sk, q: int, n: int) -> np.ndarray:
+    """The signed coefficients of an OpenFHE secret key (its residues at prime q); RuntimeError unless ternary."""
+    data = ofhe.Serialize(sk, _BIN)
+    found = _find_vectors(data, [q], n)
+    x = None if found is None else _coefficients(data, found, n)[0].astype(np.int64)
+    if x is None or not np.all((x <= 1) | (x >= q - 1)):
+        raise RuntimeError("OpenFHE's serialized secret key does not read as a ternary polynomial (its layout or "
+                           "its NTT roots are not those hepkg expects)")
+    return np.where(x > 1, x - q, x)
 
 
 def _unframe(data: bytes, count: int, required: int) -> list[bytes]:
@@ -308,6 +335,7 @@ class OpenFHEContext(Context):
     has_noise_budget = False
     fragile_parser = True
     lowers = True
+    subrings = True
 
     # ------------------------------------------------------------------ parameters
     def _cc_params(self, p=None):
@@ -449,6 +477,69 @@ class OpenFHEContext(Context):
         template, slots, _ = self._template(0)
         return _parse_ciphertext(_spliced(template, slots, payload, found))
 
+    # ------------------------------------------------------------------ ring switching
+    # The subring context's secret is OpenFHE's own; its lift and the parent's secret are read from the keys'
+    # residues, and the switching key between them (one digit, a special prime P next to the parent's first prime)
+    # is made by hepkg.rns. A ciphertext's residues at one prime go through hepkg.he.subring and are written back
+    # into this context's one-prime ciphertext; its slots are read in the parent's order (subring.slot_map).
+    def _keygen_subring(self, parent: "OpenFHEContext"):
+        kp = self._new_cc().KeyGen()
+        self._evaluation_keys(kp.secretKey, kp.publicKey)
+        q0 = parent._primes[0]
+        self._switch_primes = (q0, ntt_primes(60, parent.params.n, 1, exclude=(q0,))[0])
+        self._switch = subring.make_key(_secret(parent._sk, q0, parent.params.n),
+                                        _secret(self._sk, self._primes[0], self.params.n), self._switch_primes)
+
+    def _descended(self, parent, raw):
+        q0, n = self._switch_primes[0], parent.params.n
+        if parent._primes[0] != q0:
+            raise ContextMismatch(f"this subring's switching key is at prime {q0}; the ciphertext's context "
+                                  f"({parent.params.name}) starts at {parent._primes[0]}")
+        payload = ofhe.Serialize(raw, _BIN)
+        found = _find_vectors(payload, [q0, q0], n)
+        if found is None:
+            raise CorruptedData(f"the ciphertext does not hold 2 vectors of {n} coefficients at prime {q0}")
+        c0, c1 = _coefficients(payload, found, n)
+        q = self._primes[0]
+        out = _ntt(q, self.params.n).forward(np.stack(subring.descend(c0, c1, self._switch, self._switch_primes,
+                                                                       self.descent, q))[:, None, :])
+        size = 8 * self.params.n
+        template, slots, _ = self._template(self.max_level)
+        return _parse_ciphertext(_spliced(template, slots, out.tobytes(), [(0, size, q), (size, 2 * size, q)]))
+
+    def _slot_order(self, values: np.ndarray, inverse: bool) -> np.ndarray:
+        """A subring context's slots in OpenFHE's order (``inverse``: back): big slot (r, j) descends to OpenFHE's
+        (r xor flip, j + shift); elsewhere ``values``."""
+        if self.descent == 1:
+            return values
+        flip, shift = subring.slot_map(self.plain_modulus, self.params.n * self.descent, self.descent)
+        rows = np.asarray(values).reshape(2, -1)
+        if inverse:
+            rows = np.roll(rows[::-1] if flip else rows, -shift, axis=1)
+        else:
+            rows = np.roll(rows, shift, axis=1)
+            rows = rows[::-1] if flip else rows
+        return rows.reshape(-1)
+
+    def _switch_bytes(self) -> bytes:
+        return np.asarray(self._switch_primes, dtype=np.uint64).tobytes() + self._switch.b.tobytes() + \
+            self._switch.a.tobytes()
+
+    def _load_switch(self, data: bytes) -> None:
+        """The switching key of a public subring context; CorruptedData unless its primes are the parent prime
+        with the special prime hepkg picks beside it, and every residue lies below its prime."""
+        n = self.params.n * self.descent
+        if len(data) != 16 + 2 * 2 * n * 8:
+            raise CorruptedData(f"the subring switching key has {len(data)} bytes, not {16 + 32 * n}")
+        q0, p = (int(x) for x in np.frombuffer(data, np.uint64, count=2))
+        if not (is_prime(q0) and (q0 - 1) % (2 * n) == 0 and p == ntt_primes(60, n, 1, exclude=(q0,))[0]):
+            raise CorruptedData("the subring switching key names primes hepkg does not switch at")
+        b, a = (np.frombuffer(data, np.uint64, count=2 * n, offset=16 + i * 16 * n).reshape(1, 2, n).copy()
+                for i in range(2))
+        if (b >= np.array([[q0], [p]], dtype=np.uint64)).any() or (a >= np.array([[q0], [p]], dtype=np.uint64)).any():
+            raise CorruptedData("the subring switching key holds residues at or above their prime")
+        self._switch_primes, self._switch = (q0, p), SwitchKey(b, a)
+
     def _rotation_indices(self) -> set[int]:
         """The automorphism indices of the rotation (and swap) keys this context declares."""
         need = set(self._cc.FindAutomorphismIndices(sorted(self.keys.steps))) if self.keys.steps else set()
@@ -487,7 +578,8 @@ class OpenFHEContext(Context):
             keys = [_IN_PROCESS, _IN_PROCESS]
         else:
             keys = [ofhe.SerializeEvalMultKeyString(_BIN, self._tag) if self.relin_key else b"", self._galois_bytes()]
-        return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN), *keys])
+        switch = [self._switch_bytes()] if self.descent > 1 else []
+        return frame([ofhe.Serialize(self._cc, _BIN), ofhe.Serialize(self._pk, _BIN), *keys, *switch])
 
     def _check_in_process_keys(self) -> None:
         """CorruptedData unless this process holds every evaluation key the context declares."""
@@ -503,7 +595,9 @@ class OpenFHEContext(Context):
                                 f"and {len(need - held)} of its {len(need)} rotation keys are not here")
 
     def _load_public(self, payload: bytes):
-        cc_b, pk_b, mult_b, galois_b = _unframe(payload, 4, 2 + self.relin_key)
+        cc_b, pk_b, mult_b, galois_b, *switch = _unframe(payload, 4 + (self.descent > 1), 2 + self.relin_key)
+        if switch:
+            self._load_switch(switch[0])
         # OpenFHE keeps one crypto context per parameter set for the whole process and hands it to every
         # later context of those parameters: a deserialized one that differs from what the parameters
         # build (altered bytes) would corrupt them all. Only the context the parameters build is taken.
@@ -583,7 +677,8 @@ class OpenFHEContext(Context):
                 return self._cc.MakeCKKSPackedPlaintext(np.zeros_like(values), 1, level, None, self.slots)
         # BGV plaintexts stay at level 0: OpenFHE adapts them to the ciphertext's level
         # (its BGV level also counts the ModReduce after each product, unknown here).
-        return self._cc.MakePackedPlaintext(_integers(values), 1, level if self.scheme == "bfv" else 0)
+        return self._cc.MakePackedPlaintext(_integers(self._slot_order(values, inverse=False)), 1,
+                                            level if self.scheme == "bfv" else 0)
 
     def _encrypt(self, pt):
         return self._cc.Encrypt(self._pk, pt)
@@ -591,7 +686,8 @@ class OpenFHEContext(Context):
     def _decrypt(self, ct) -> np.ndarray:
         pt = self._cc.Decrypt(self._sk, ct)
         pt.SetLength(self.slots)
-        return np.asarray(_slots(pt, self.scheme == "ckks"), dtype=np.complex128 if self.scheme == "ckks" else np.int64)
+        out = np.asarray(_slots(pt, self.scheme == "ckks"), dtype=np.complex128 if self.scheme == "ckks" else np.int64)
+        return self._slot_order(out, inverse=True)
 
     # ------------------------------------------------------------------ levels
     @property
@@ -786,4 +882,5 @@ class OpenFHEContext(Context):
         return {"public_key": len(ofhe.Serialize(self._pk, _BIN)),
                 "relin_key": len(ofhe.SerializeEvalMultKeyString(_BIN, self._tag)) if self.relin_key else 0,
                 "galois_keys": self._galois_nbytes(),
-                "ciphertext": len(ofhe.Serialize(zero, _BIN))}
+                "ciphertext": len(ofhe.Serialize(zero, _BIN)),
+                "switch_key": len(self._switch_bytes()) if self.descent > 1 else 0}

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..context import Context
 from ..errors import CorruptedData
+from ..subring import descended_slots
 
 _WORD = 8  # bytes per RNS coefficient
 
@@ -20,6 +21,7 @@ class SimContext(Context):
     backend = "sim"
     schemes = ("bfv", "bgv", "ckks")
     lowers = True
+    subrings = True
 
     # keys and roles: nothing secret to hold, the role flag is what matters
     def _keygen(self):
@@ -30,6 +32,12 @@ class SimContext(Context):
 
     def _adopted(self, parent, raw):
         return raw.copy()
+
+    def _keygen_subring(self, parent):
+        pass
+
+    def _descended(self, parent, raw):
+        return descended_slots(raw, self.descent, self.plain_modulus)
 
     def _load_public(self, payload: bytes):
         if payload:  # a real backend's keys relabelled "sim" would let its parties send values in the clear
@@ -109,4 +117,5 @@ class SimContext(Context):
         ksk = (primes - 1) * 2 * n * primes * _WORD  # one key-switching key, SEAL layout
         return {"public_key": 2 * n * primes * _WORD, "relin_key": ksk if self.relin_key else 0,
                 "galois_keys": ksk * (len(self.keys) + int(self.swap_key)),
-                "ciphertext": 2 * n * (primes - 1) * _WORD, "estimated": 1}
+                "ciphertext": 2 * n * (primes - 1) * _WORD, "estimated": 1,
+                "switch_key": 2 * 2 * n * self.descent * _WORD if self.descent > 1 else 0}
