@@ -96,7 +96,7 @@ def test_both_approaches_join_the_rounds_beside_hepkg_and_wrong_answers_are_not_
         membership_s=4.0 if approach == 5 else 2.5, identify_s=5.0, member=True, indices=next(answers), rss_gb=1.0,
         keygen_s=1.0, enroll_s=1.0, disk_gb=0.1))
     programs = {8: F.Program(tmp_path / "k8", tmp_path, "k8-build"), 10: F.Program(tmp_path / "k10", tmp_path, "")}
-    runs = F.versus_run("l512 K1024 kappa8", F.Authors(programs, tmp_path / "py", "module on lib"), reps=1)
+    runs = F.versus_run("l512 K1024 kappa8 threads2", F.Authors(programs, tmp_path / "py", "module on lib"), reps=1)
     assert len(runs) == 5 and set(runs.side) == {*F.METHODS, *F.APPROACHES}        # the warm-up round left out
     theirs = runs[runs.side.isin(list(F.APPROACHES))].set_index("side")
     assert theirs.loc["FastHE-Search 5 (HyDia)", "correct"] != theirs.loc["FastHE-Search 8 (BSGS-Diagonal)", "correct"]
@@ -140,11 +140,11 @@ def test_hydias_own_program_joins_at_its_comparison_depth_only(tmp_path, monkeyp
     lib, prog = (type("B", (), dict(root=tmp_path / n))() for n in ("openfhe-v151", "hydia-1a2f"))
     programs = {k: F.Program(tmp_path, tmp_path, f"k{k}") for k in (8, 10)}
     authors = F.Authors(programs, hydia=A.Authors(tmp_path / "ImageMatching", tmp_path, (lib, prog)))
-    at10 = F.versus_run("l512 K1024 kappa10", authors, reps=1, warmup=0).set_index("side")
+    at10 = F.versus_run("l512 K1024 kappa10 threads2", authors, reps=1, warmup=0).set_index("side")
     assert at10.loc[F.HYDIA, "e2e_s"] == 6.0 and at10.loc[F.HYDIA, "build"] == "openfhe-v151 + hydia-1a2f"
     assert not at10.loc[F.HYDIA, "correct"]               # a member answered with no indices
     assert (at10.loc[list(F.METHODS), "build"] == "openfhe wheel").all()
-    assert F.HYDIA not in set(F.versus_run("l512 K1024 kappa8", authors, reps=1, warmup=0).side)
+    assert F.HYDIA not in set(F.versus_run("l512 K1024 kappa8 threads2", authors, reps=1, warmup=0).side)
 
 
 def test_their_peak_rss_is_their_programs_own_not_the_harness_process(tmp_path):
@@ -162,3 +162,20 @@ def test_their_peak_rss_is_their_programs_own_not_the_harness_process(tmp_path):
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     _, _, peak, _ = builds.run(exe, [], libdir=tmp_path, threads=1)
     assert 200 * 2 ** 20 < peak < 300 * 2 ** 20 and len(ballast)
+
+
+def test_every_side_runs_at_the_cases_threads_whatever_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    seen = []
+    monkeypatch.setattr(F, "in_child", lambda fn, cfg, need, threads, python_path=None: seen.append(
+        ("hepkg", threads, cfg["omp_threads"])) or [dict(status="refused", estimated_peak_bytes=1e9)])
+    monkeypatch.setattr(F, "estimated_peak_bytes", lambda cfg: 0)
+    monkeypatch.setattr(F, "run_authors", lambda program, dataset, approach, threads: seen.append(
+        ("theirs", threads, threads)) or dict(membership_s=1.0, identify_s=1.0, member=True, indices=[], rss_gb=1.0,
+                                             keygen_s=1.0, enroll_s=1.0, disk_gb=0.1))
+    programs = {k: F.Program(tmp_path, tmp_path, f"k{k}") for k in (8, 10)}
+    runs = F.versus_run("l512 K1024 kappa8 threads1", F.Authors(programs), reps=1, warmup=0)
+    assert {s[1:] for s in seen} == {(1, 1)} and {s[0] for s in seen} == {"hepkg", "theirs"}
+    assert set(runs.omp_threads) == {1}
+    assert {c.split()[-1] for c in F.versus_cases("default")} == {"threads1", "threads2"}
+    assert len(set(F.versus_cases("default"))) == 8

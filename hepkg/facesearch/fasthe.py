@@ -60,6 +60,7 @@ REPS = 5
 KM = 16
 ROUND_RECORDS = True       # a case takes up to an hour: each round is kept as it finishes (hepkg.bench.versus)
 HEPKG_ALONE = False        # without their checkout the section is skipped (hepkg alone: the facesearch section)
+_CASE = re.compile(r"l(\d+) K(\d+) kappa(\d+) threads(\d+)")
 _TIME = r"done \(wall: ([0-9.eE+-]+)s\)"
 _SETUP = re.compile(r"\[SETUP_COSTS\] KeyGen=([0-9.]+)s RotKeyGen=([0-9.]+)s DBEncrypt=([0-9.]+)s")
 _SERIAL = ("db", "db_blind", "db_diagonal", "db_hers")
@@ -135,11 +136,11 @@ def run_authors(program: Program, dataset, approach: int, threads: int) -> dict:
 
 
 def versus_cases(scale: str) -> list[str]:
-    """``'l512 K<K> kappa<kappa>'``: their program reads 512-dimensional vectors; K = 2^10 (one group) and 2^15
-    (two), kappa 8 and 10; quick: K = 2^10 at kappa 8."""
+    """``'l512 K<K> kappa<kappa> threads<threads>'``: their program reads 512-dimensional vectors; K = 2^10 (one
+    group) and 2^15 (two), kappa 8 and 10, at one and two OpenMP threads; quick: K = 2^10 at kappa 8, two threads."""
     if scale == "quick":
-        return ["l512 K1024 kappa8"]
-    return [f"l512 K{K} kappa{kappa}" for kappa in (8, 10) for K in (1 << 10, 1 << 15)]
+        return ["l512 K1024 kappa8 threads2"]
+    return [f"l512 K{K} kappa{kappa} threads{th}" for th in (1, 2) for kappa in (8, 10) for K in (1 << 10, 1 << 15)]
 
 
 def _measure_naming_module(config: dict) -> list[dict]:
@@ -170,13 +171,12 @@ def versus_run(case: str, authors: Authors | None = None, *, reps: int, warmup: 
                rotate: int = 0):
     """One row per kept run of each side on ``case`` (``authors``: :func:`prepare`'s builds, or None: hepkg's
     methods alone), ``warmup`` rounds first; the sides' order rotated by ``rotate`` and then round by round.
-    OpenMP threads: ``$OMP_NUM_THREADS``, else 2, on every side."""
+    Every side runs at the case's OpenMP threads."""
     import pandas as pd
 
     from hepkg.datasets.faces import synthetic_database
 
-    l, K, kappa = (int(x) for x in re.fullmatch(r"l(\d+) K(\d+) kappa(\d+)", case).groups())
-    threads = int(os.environ.get("OMP_NUM_THREADS", 2))
+    l, K, kappa, threads = (int(x) for x in _CASE.fullmatch(case).groups())
     inst = synthetic_database(K, KM, l, seed)
     python = None if authors is None else authors.python
     hepkg_build = "openfhe wheel" if python is None else authors.hepkg_build
