@@ -278,3 +278,20 @@ def test_key_sizes_and_noise_budget():
     assert c.noise_budget(c.encrypt([1])) is None
     with pytest.raises(he.SchemeError, match="noise budget"):
         c._noise_budget(c.encrypt([1]).raw)
+
+
+def test_ckks_level_drop_without_level_reduce_is_level_reduces_ciphertext(monkeypatch):
+    """Bindings without LevelReduce (openfhe-python 1.5.1.0) drop a CKKS level by adding the zero plaintext of the
+    level below: the very ciphertext LevelReduce gives, at every level, a pending product included."""
+    from hepkg.he.backends import openfhe as backend
+    assert backend._LEVEL_REDUCE                       # the wheel has it: the reference below is LevelReduce's
+    c = ctx("openfhe", "ckks")
+    a = np.random.default_rng(5).uniform(-1, 1, c.slots)
+    ca = c.encrypt(a)
+    for ct in (ca, c.mul(ca, ca, rescale=False), c.mod_switch(ca)):
+        with monkeypatch.context() as m:
+            m.setattr(backend, "_LEVEL_REDUCE", False)
+            dropped = c.mod_switch(ct)
+        reference = c.mod_switch(ct)
+        assert dropped.level == reference.level == ct.level + 1 + ct.pending
+        assert c.serialize(dropped) == c.serialize(reference)

@@ -72,6 +72,8 @@ _FEATURES = (ofhe.PKE, ofhe.KEYSWITCH, ofhe.LEVELEDSHE, ofhe.ADVANCEDSHE)  # ADV
 #: towers, as for one value); older ones (openfhe-python 1.5.1.0) convert any sequence element by element, a list
 #: faster than an array (on the wheel's sequence overload: 7.4 ms from a list, 9.5 from an int32 array)
 _ARRAY_ENCODE = "numpy" in (ofhe.CryptoContext.MakePackedPlaintext.__doc__ or "")
+#: bindings with CKKS's LevelReduce (openfhe-python 1.6); older ones drop a level through an addition (_drop_by_zero)
+_LEVEL_REDUCE = hasattr(ofhe.CryptoContext, "LevelReduce")
 _PARSING_LOCK = threading.Lock()
 _PARSING = [0]     # ciphertexts being parsed, in all threads, with the CRT precomputation off
 _CRT_TOGGLE = hasattr(ofhe, "DisablePrecomputeCRTTablesAfterDeserializaton")   # bindings that can turn it off
@@ -777,9 +779,14 @@ class OpenFHEContext(Context):
             return self._compress(x, x.GetLevel() + 1)
         if self.scheme == "bgv":
             return self._cc.ModReduce(x)
-        if not hasattr(self._cc, "LevelReduce"):
-            raise SchemeError("these openfhe bindings have no LevelReduce (CKKS mod_switch): openfhe-python 1.6 has")
-        return self._cc.LevelReduce(x, None, 1)
+        return self._cc.LevelReduce(x, None, 1) if _LEVEL_REDUCE else self._drop_by_zero(x)
+
+    def _drop_by_zero(self, x):
+        """CKKS's level drop where the bindings lack LevelReduce: ``x`` plus the zero plaintext encoded one level
+        down. OpenFHE's FIXEDMANUAL addition first drops the operand with more towers to the other's
+        (``AdjustLevelsInPlace``, LevelReduce itself), and the zeros add nothing: LevelReduce's ciphertext."""
+        zero = self._cc.MakeCKKSPackedPlaintext([0.0] * self.slots, 1, x.GetLevel() + 1, None, self.slots)
+        return self._cc.EvalAdd(x, zero)
 
     def _noise_budget(self, x) -> int:
         raise SchemeError("OpenFHE does not expose the BFV noise budget")
