@@ -74,6 +74,18 @@ def test_system_info_keys_and_json():
     assert json.loads(json.dumps(info)) == info
 
 
+@pytest.mark.parametrize("text, want", [("9\n", 9), ("0", 0), ("11", None), ("junk", None), (None, None)])
+def test_page_reporting_is_the_order_a_vm_reports_from_or_none(tmp_path, monkeypatch, text, want):
+    from hepkg.bench import sysinfo
+
+    param = tmp_path / "page_reporting_order"
+    if text is not None:
+        param.write_text(text)
+    monkeypatch.setattr(sysinfo, "PAGE_REPORTING", str(param))
+    assert sysinfo.page_reporting() == want
+    assert sysinfo.system_info()["page_reporting_order"] == want
+
+
 def test_every_counted_kind_has_a_price():
     assert set(PRICED_AS) == set(he.KINDS)
 

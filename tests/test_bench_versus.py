@@ -371,3 +371,14 @@ def test_a_bench_run_records_its_command_machine_and_store_beside_the_runs(tmp_p
     assert (info["reps"], info["runs"], info["scale"]) == (3, 3, "default")
     assert info["machine_key"] == machine_key() and info["system"]["cpu"] == cpu_model()
     assert info["store"] == str(tmp_path / "bench" / "grid")
+
+
+def test_the_bench_says_when_the_vm_reports_freed_memory(tmp_path, monkeypatch, capsys):
+    from hepkg.bench import sysinfo
+
+    param = tmp_path / "order"
+    monkeypatch.setattr(sysinfo, "PAGE_REPORTING", str(param))
+    for text, said in (("9", True), ("11", False)):
+        param.write_text(text)
+        versus._warn_page_reporting()
+        assert ("page_reporting_order 9" in capsys.readouterr().err) is said

@@ -243,6 +243,7 @@ def main(argv=None) -> None:
         return render(args.sections, args.artifacts)
     if args.authors and len(args.sections) != 1:
         parser.error("--authors names the checkout of one section")
+    _warn_page_reporting()
     for section in args.sections:
         mod = importlib.import_module(SECTIONS[section])
         checkout = None
@@ -263,6 +264,18 @@ def main(argv=None) -> None:
         save_run_info(section, runs, sys.argv[1:] if argv is None else argv, reps=reps, scale=args.scale,
                       artifacts=args.artifacts)
         print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
+
+
+def _warn_page_reporting() -> None:
+    """Say so where this VM hands freed memory back to its host (:func:`hepkg.bench.sysinfo.page_reporting`): a
+    side that grows inside its timed span then pays the host's faults, the other side less if it grew earlier."""
+    from .sysinfo import MAX_PAGE_ORDER, PAGE_REPORTING, page_reporting
+
+    order = page_reporting()
+    if order is not None:
+        print(f"this machine reports freed memory to its host (page_reporting_order {order}): memory a run touches "
+              f"afresh is faulted in by the host, up to 2.3 s/GB here; as root, `echo {MAX_PAGE_ORDER + 1} > "
+              f"{PAGE_REPORTING}` turns it off (each run's record gives the setting)", file=sys.stderr)
 
 
 def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=None) -> pathlib.Path:
