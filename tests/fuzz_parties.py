@@ -83,9 +83,9 @@ def face_server_query(forge):
     from hepkg.facesearch import Server
 
     ctx, public, db, client = _faces()
-    meta, ct = envelope.unpack(client.query(np.ones(8)), "face-query", key=ctx.session_key)
+    meta, ct = envelope.unseal(client.query(np.ones(8)), "face-query", key=ctx.session_key)
     meta.pop("kind")
-    query = envelope.pack("face-query", meta, forge(ctx, bytes(ct)), key=ctx.session_key)
+    query = envelope.seal("face-query", meta, forge(ctx, bytes(ct)), key=ctx.session_key)
     return [_outcome(lambda: list(Server(public, db).compared(query, "hydia", None)))]
 
 
@@ -98,9 +98,9 @@ def face_server_diagonals(forge):
     with tempfile.TemporaryDirectory(prefix="hepkg-fuzz-db-") as tmp:
         shutil.copytree(db.folder, pathlib.Path(tmp) / "db")
         copy = EncryptedDatabase(pathlib.Path(tmp) / "db")
-        meta, ct = envelope.unpack(copy.path(0, 3).read_bytes(), "face-diagonal", key=ctx.session_key)
+        meta, ct = envelope.unseal(copy.path(0, 3).read_bytes(), "face-diagonal", key=ctx.session_key)
         meta.pop("kind")
-        copy.path(0, 3).write_bytes(envelope.pack("face-diagonal", meta, forge(ctx, bytes(ct)), key=ctx.session_key))
+        copy.path(0, 3).write_bytes(envelope.seal("face-diagonal", meta, forge(ctx, bytes(ct)), key=ctx.session_key))
         return [_outcome(lambda: Server(public, copy)), _outcome(lambda: copy.diagonal(public, 0, 3))]
 
 
@@ -112,7 +112,7 @@ def face_client_answers(forge):
 
     def membership(aggregate):
         meta = dict(aggregate=aggregate, K=lay.K, slots=lay.slots, groups=lay.groups)
-        return envelope.pack("face-membership", meta, answer, key=ctx.session_key)
+        return envelope.seal("face-membership", meta, answer, key=ctx.session_key)
 
     return [_outcome(lambda: client.count(membership("count"))),
             _outcome(lambda: client.slot_values(membership("slots"))),
@@ -145,9 +145,9 @@ def _device_server():
 def gpu_server_query(forge):
     """The query's first step, where the server parses it (the rest of a query is the comparison's work)."""
     ctx, server, client = _device_server()
-    meta, ct = envelope.unpack(client.query(np.ones(32)), "face-query", key=ctx.session_key)
+    meta, ct = envelope.unseal(client.query(np.ones(32)), "face-query", key=ctx.session_key)
     meta.pop("kind")
-    return [_outcome(lambda: server._table(envelope.pack("face-query", meta, forge(ctx, bytes(ct)),
+    return [_outcome(lambda: server._table(envelope.seal("face-query", meta, forge(ctx, bytes(ct)),
                                                          key=ctx.session_key)))]
 
 

@@ -295,3 +295,44 @@ def test_ckks_level_drop_without_level_reduce_is_level_reduces_ciphertext(monkey
         reference = c.mod_switch(ct)
         assert dropped.level == reference.level == ct.level + 1 + ct.pending
         assert c.serialize(dropped) == c.serialize(reference)
+
+
+def test_ckks_ciphertexts_are_read_with_one_parse_keeping_their_level_and_degree(monkeypatch):
+    """A CKKS payload is not parsed: its coefficients go into this context's own ciphertext at the level and degree
+    its authenticated metadata gives, which is parsed once; what it held comes back exactly."""
+    from hepkg.he.backends import openfhe as backend
+    c = ctx("openfhe", "ckks")
+    ca = c.encrypt(np.random.default_rng(6).uniform(-1, 1, c.slots))
+    cases = (ca, c.mul(ca, ca, rescale=False), c.mul(ca, ca), c.mod_switch(ca))
+    blobs = [c.serialize(ct) for ct in cases]
+    parses, real = [], backend._parse_ciphertext
+    monkeypatch.setattr(backend, "_parse_ciphertext", lambda data: parses.append(len(data)) or real(data))
+    for ct, blob in zip(cases, blobs):
+        back = c.deserialize(blob)
+        assert (back.raw.GetLevel(), back.raw.GetNoiseScaleDeg(), back.raw.GetScalingFactor()) == (
+            ct.raw.GetLevel(), ct.raw.GetNoiseScaleDeg(), ct.raw.GetScalingFactor())
+        np.testing.assert_array_equal(c.decrypt(back, complex=True), c.decrypt(ct, complex=True))
+    assert len(parses) == len(cases)
+
+
+def test_ckks_payloads_with_more_vectors_or_another_key_are_refused_unparsed():
+    """What the metadata does not account for is refused: a third component, towers beyond the stated level, a
+    payload encrypted under another key (each with the session's MAC: a party forging it)."""
+    import openfhe as ofhe
+    from hepkg.he import envelope
+    c = ctx("openfhe", "ckks")
+    ca = c.encrypt(np.ones(c.slots))
+    meta, _ = envelope.unpack(c.serialize(ca), "ciphertext", key=c.session_key)
+    meta.pop("kind")
+
+    def forged(raw, **change):
+        return envelope.pack("ciphertext", meta | change, ofhe.Serialize(raw, ofhe.BINARY), key=c.session_key)
+
+    with pytest.raises(he.CorruptedData, match="third component"):
+        c.deserialize(forged(c._cc.EvalMultNoRelin(ca.raw, ca.raw), pending=True))
+    with pytest.raises(he.CorruptedData, match="beyond level 1"):
+        c.deserialize(forged(ca.raw, level=1))
+    other = he.context("openfhe", CKKS, insecure=True)
+    with pytest.raises(he.ContextMismatch, match="another key"):
+        c.deserialize(forged(other.encrypt(np.ones(4)).raw))
+    other.close()

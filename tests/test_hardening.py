@@ -126,6 +126,36 @@ def test_2_altered_or_forged_ciphertexts_are_rejected(backend):
             ctx.deserialize(b"HEPKG" + bytes([old]) + data[6:])
 
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_2_a_sealed_message_binds_its_metadata_and_its_ciphertext(backend):
+    """seal tags a message's metadata and its ciphertext's own tag: any byte of either altered, the ciphertext
+    swapped for another of the session, another key or a message packed whole is refused; the ciphertext's
+    bytes altered or cut pass unseal and are refused by deserialize, which checks the ciphertext's own tag."""
+    ctx = fresh(backend)
+    a, b = (ctx.serialize(ctx.encrypt([x, 2, 3])) for x in (1, 7))
+    sealed = envelope.seal("face-query", dict(l=3), a, key=ctx.session_key)
+    meta, inner = envelope.unseal(sealed, "face-query", key=ctx.session_key)
+    assert meta == dict(l=3, kind="face-query") and bytes(inner) == a
+    head = len(sealed) - len(a)
+    for i in (6, 20, head - 2):                              # the tag, the metadata
+        with pytest.raises(he.CorruptedData, match="authentication failed"):
+            envelope.unseal(_flip(sealed, i), "face-query", key=ctx.session_key)
+    with pytest.raises(he.CorruptedData, match="authentication failed"):
+        envelope.unseal(sealed[:head] + b, "face-query", key=ctx.session_key)
+    with pytest.raises(he.CorruptedData, match="authentication failed"):
+        envelope.unseal(sealed, "face-query", key=bytes(32))
+    with pytest.raises(he.CorruptedData, match="packed whole"):
+        envelope.unseal(envelope.pack("face-query", dict(l=3), a, key=ctx.session_key), "face-query",
+                        key=ctx.session_key)
+    with pytest.raises(he.CorruptedData, match="expected a serialized face-query, got a 'ciphertext'"):
+        envelope.unseal(a, "face-query", key=ctx.session_key)
+    for altered in (_flip(a, len(a) - 3), a[:len(a) // 2]):      # the ciphertext's own bytes: its reader's check
+        _, inner = envelope.unseal(sealed[:head] + altered, "face-query", key=ctx.session_key)
+        with pytest.raises(he.CorruptedData, match="authentication failed"):
+            ctx.deserialize(inner)
+
+
 needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
 
 

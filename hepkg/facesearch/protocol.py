@@ -94,7 +94,7 @@ def membership_answer(ctx, ct, aggregate: str, layout: Layout) -> bytes:
     :meth:`Client.slot_values`)."""
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
-    return envelope.pack("face-membership", dict(aggregate=aggregate, K=layout.K, slots=layout.slots,
+    return envelope.seal("face-membership", dict(aggregate=aggregate, K=layout.K, slots=layout.slots,
                                                  groups=layout.groups), ctx.serialize(ct), key=ctx.session_key)
 
 
@@ -166,7 +166,7 @@ class EncryptedDatabase:
         if not path.is_file():
             raise FileNotFoundError(f"{self.folder}: diagonal {i} of group {k} is missing ({path.name})")
         try:
-            meta, ct = envelope.unpack(path.read_bytes(), "face-diagonal", key=ctx.session_key)
+            meta, ct = envelope.unseal(path.read_bytes(), "face-diagonal", key=ctx.session_key)
         except CorruptedData as exc:
             raise CorruptedData(f"{path}: {exc}") from None
         want = _diagonal_meta(self.manifest, k, i) | dict(kind="face-diagonal")
@@ -186,7 +186,7 @@ class EncryptedDatabase:
     def query(self, ctx, message) -> memoryview:
         """The query ciphertext of a :meth:`Client.query` message; ValueError unless the query has this
         database's dimension l."""
-        meta, ct = envelope.unpack(message, "face-query", key=ctx.session_key)
+        meta, ct = envelope.unseal(message, "face-query", key=ctx.session_key)
         envelope.require(meta, {"l": is_int(1)}, "face-search query")
         if meta["l"] != self.layout.l:
             raise ValueError(f"the query has {meta['l']} dimensions; the database's vectors have l={self.layout.l}")
@@ -252,7 +252,7 @@ class Enroller:
 
         def write(k: int, i: int, row: np.ndarray) -> None:
             ct = self.ctx.serialize(self.ctx.encrypt(row))
-            (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(envelope.pack(
+            (tmp / f"g{k:05d}" / f"d{i:04d}.ct").write_bytes(envelope.seal(
                 "face-diagonal", _diagonal_meta(manifest, k, i), ct, key=self.ctx.session_key))
         try:
             with tqdm(total=layout.groups * layout.l, desc="enroll", disable=not progress) as bar, \
@@ -284,11 +284,11 @@ class Client:
         if q.ndim != 1:
             raise ValueError(f"a query is one vector, got shape {q.shape}")
         ct = self.ctx.serialize(self.ctx.encrypt(replicate_query(q, self.ctx.params.n // 2)))
-        return envelope.pack("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
+        return envelope.seal("face-query", dict(l=len(q)), ct, key=self.ctx.session_key)
 
     def _answer(self, answer: bytes, want: tuple[str, ...]):
         """The answer's metadata and ciphertext; ValueError unless it was aggregated as one of ``want``."""
-        meta, ct = envelope.unpack(answer, "face-membership", key=self.ctx.session_key)
+        meta, ct = envelope.unseal(answer, "face-membership", key=self.ctx.session_key)
         envelope.require(meta, _ANSWER_FIELDS, "face-search membership answer")
         if meta["aggregate"] not in want:
             raise ValueError(f"the membership answer was aggregated by {meta['aggregate']!r}; this decision needs "

@@ -839,8 +839,7 @@ class Context(ABC):
     def _parse(self, payload: bytes, meta: dict):
         """The library's ciphertext from ``payload``, checked against ``meta``."""
         try:
-            payload = bytes(payload)
-            return self._checked(self._deser(payload), meta, payload)
+            return self._load(bytes(payload), meta)
         except HEError:
             raise
         except Exception as exc:  # noqa: BLE001 - the library's own parse error
@@ -1077,6 +1076,11 @@ class Context(ABC):
 
     def _release(self) -> None:
         """Free what the library keeps beyond this object's lifetime (nothing by default)."""
+
+    def _load(self, payload: bytes, meta: dict):
+        """The library's ciphertext from ``payload`` (already authenticated), checked against ``meta``: parsed, then
+        :meth:`_checked`."""
+        return self._checked(self._deser(payload), meta, payload)
 
     def _checked(self, raw, meta: dict, payload: bytes):
         """The ciphertext to use for ``raw``, parsed from ``payload``; CorruptedData when it contradicts its

@@ -12,7 +12,9 @@ recompute: a context is authenticated by its :func:`fingerprint` (that checksum,
 everything after it), which the party that made it publishes over an authenticated channel and
 the receiving party pins (:func:`hepkg.he.load_context`); it is then parsed in a guarded child
 process first (see :mod:`hepkg.he.guard`). The metadata is checked field by field
-(:func:`require`), so a missing or ill-typed field is reported by name.
+(:func:`require`), so a missing or ill-typed field is reported by name. A message that wraps a ciphertext
+of the same session (:func:`seal`) tags its metadata and the ciphertext's own tag, so the ciphertext's bytes are
+hashed once.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ MAGIC = b"HEPKG\x03"
 _OLD = {b"HEPKG\x01": "format 1 (unauthenticated)", b"HEPKG\x02": "format 2 (BLAKE2b tags)"}
 TAG_BYTES = 32
 KEY_BYTES = 32
+_FAILED = "authentication failed: the bytes were altered, truncated, or made in another session (another context's key)"
 
 
 def _tag(parts, key: bytes | None) -> bytes:
@@ -47,10 +50,48 @@ def pack(kind: str, meta: dict, payload, key: bytes | None = None) -> bytes:
     return b"".join([MAGIC, _tag(parts, key), *parts])
 
 
+def seal(kind: str, meta: dict, inner, key: bytes) -> bytes:
+    """Bytes of a ``kind`` object that wraps ``inner``, hepkg bytes tagged under the same session ``key`` (a
+    serialized ciphertext). Its MAC covers the metadata and ``inner``'s own tag, not ``inner``'s bytes a second
+    time, so a megabyte ciphertext is hashed once on each side. :func:`unseal` gives ``inner`` back unchecked:
+    what reads it checks its tag (``Context.deserialize`` does), and that tag binds its bytes."""
+    head = json.dumps(dict(meta, kind=kind), sort_keys=True).encode()
+    parts = [struct.pack("<I", len(head)), head]
+    return b"".join([MAGIC, _tag([*parts, _inner_tag(inner)], key), *parts, inner])
+
+
+def unseal(data, kind: str, key: bytes) -> tuple[dict, memoryview]:
+    """(meta, inner) of ``data``, which must hold a ``kind`` object :func:`seal` made under ``key``; ``inner``'s own
+    tag is for its reader to check."""
+    tag, rest = _split(data)
+    n = _head_length(rest, kind)
+    inner = rest[4 + n:]
+    try:
+        inner_tag = _inner_tag(inner)
+    except CorruptedData:
+        inner_tag = None
+    if inner_tag is None or _tag([rest[:4 + n], inner_tag], key) != tag:
+        if _tag([rest], key) == tag:       # a message of this session packed whole (pack), not sealed
+            _meta(rest, n, kind)           # names its kind where it is another
+            raise CorruptedData(f"the {kind} was packed whole, not sealed around a ciphertext (another hepkg version?)")
+        raise CorruptedData(f"{_FAILED} ({len(data)} bytes, expected a {kind})")
+    return _meta(rest, n, kind), inner.toreadonly()
+
+
 def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]:
     """(meta, payload) of ``data``, which must hold a ``kind`` object tagged with ``key``.
 
     The payload is a read-only view into ``data`` (no copy of a large message)."""
+    tag, rest = _split(data)
+    if len(rest) < 4 or _tag([rest], key) != tag:
+        what = _FAILED if key else "checksum mismatch: the bytes are truncated or altered"
+        raise CorruptedData(f"{what} ({len(data)} bytes, expected a {kind})")
+    n = _head_length(rest, kind)
+    return _meta(rest, n, kind), rest[4 + n:].toreadonly()
+
+
+def _split(data) -> tuple[memoryview, memoryview]:
+    """(tag, everything after it) of hepkg bytes of this format; CorruptedData for anything else."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CorruptedData(f"expected bytes, got {type(data).__name__}")
     view = memoryview(data).cast("B")
@@ -58,12 +99,27 @@ def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]
         raise CorruptedData(f"hepkg data in {_OLD[bytes(view[:len(MAGIC)])]}; serialize it again with this version")
     if view[:len(MAGIC)] != MAGIC:
         raise CorruptedData("not hepkg data: the magic header is missing")
-    tag, rest = view[len(MAGIC):len(MAGIC) + TAG_BYTES], view[len(MAGIC) + TAG_BYTES:]
-    if len(rest) < 4 or _tag([rest], key) != tag:
-        what = ("authentication failed: the bytes were altered, truncated, or made in another session "
-                "(another context's key)") if key else "checksum mismatch: the bytes are truncated or altered"
-        raise CorruptedData(f"{what} ({len(view)} bytes, expected a {kind})")
+    return view[len(MAGIC):len(MAGIC) + TAG_BYTES], view[len(MAGIC) + TAG_BYTES:]
+
+
+def _inner_tag(inner) -> bytes:
+    """The tag of wrapped hepkg bytes; CorruptedData where they are not hepkg data."""
+    tag, rest = _split(inner)
+    if len(tag) != TAG_BYTES or len(rest) < 4:
+        raise CorruptedData("the wrapped bytes are truncated hepkg data")
+    return bytes(tag)
+
+
+def _head_length(rest, kind: str) -> int:
+    if len(rest) < 4:
+        raise CorruptedData(f"the {kind} is truncated")
     (n,) = struct.unpack_from("<I", rest)
+    if 4 + n > len(rest):
+        raise CorruptedData(f"the {kind}'s metadata is truncated")
+    return n
+
+
+def _meta(rest, n: int, kind: str) -> dict:
     try:
         meta = json.loads(bytes(rest[4:4 + n]))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -72,7 +128,7 @@ def unpack(data, kind: str, key: bytes | None = None) -> tuple[dict, memoryview]
         raise CorruptedData(f"the {kind}'s metadata is a {type(meta).__name__}, not an object")
     if meta.get("kind") != kind:
         raise CorruptedData(f"expected a serialized {kind}, got a {meta.get('kind')!r}")
-    return meta, rest[4 + n:].toreadonly()
+    return meta
 
 
 def fingerprint(data) -> str:

@@ -798,6 +798,17 @@ class OpenFHEContext(Context):
     def _deser(self, data: bytes):
         return _parse_ciphertext(data)
 
+    def _load(self, payload: bytes, meta: dict):
+        # CKKS: the payload's level and noise scale degree come from its authenticated metadata (hepkg's CKKS
+        # ciphertexts are at degree 2 exactly while a product waits for its rescale), so it is not parsed: only
+        # its coefficients are read, into this context's own ciphertext (_rebuilt), which is parsed instead (one
+        # parse of OpenFHE's, not two: 4-5 ms of a 5 MB ciphertext each). A guard's child parses it as ever.
+        if self.scheme != "ckks" or in_child():
+            return super()._load(payload, meta)
+        if self._tag.encode() not in payload:
+            raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
+        return self._rebuilt(payload, meta["level"], 2 if meta["pending"] else 1)
+
     def _checked(self, raw, meta: dict, payload: bytes):
         # An OpenFHE ciphertext carries its own copy of the crypto context. Deserializing one whose copy
         # differs from this context's (altered parameter bytes) yields a ciphertext of a new crypto
@@ -814,7 +825,9 @@ class OpenFHEContext(Context):
             raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
         if self.scheme != "bgv" and raw.GetLevel() != meta["level"]:
             raise CorruptedData(f"the ciphertext payload is at level {raw.GetLevel()}, its metadata says {meta['level']}")
-        return raw if in_child() else self._rebuilt(raw, payload)  # a guard's child only shows that parsing survives
+        if in_child():                          # a guard's child only shows that parsing survives
+            return raw
+        return self._rebuilt(payload, raw.GetLevel(), raw.GetNoiseScaleDeg(), raw.GetScalingFactor())
 
     # ------------------------------------------------------------------ rebuilding a parsed ciphertext
     # A payload may carry this crypto context and still hold towers of another modulus, ring or length: it
@@ -823,27 +836,34 @@ class OpenFHEContext(Context):
     # writes shared parameter objects once or again depending on the operations that made it), and a forked
     # child cannot run an operation on it (libgomp's threads do not survive fork). So only its coefficients
     # are kept: they are copied into a ciphertext this context made at that level, which is parsed instead.
-    def _rebuilt(self, raw, payload: bytes):
-        """``raw`` (parsed from ``payload``) as a ciphertext of this context's own making with its coefficients,
-        level, noise scale degree and scaling factor; CorruptedData where those are not what this context makes."""
-        level, degree, factor = raw.GetLevel(), raw.GetNoiseScaleDeg(), raw.GetScalingFactor()
+    def _rebuilt(self, payload: bytes, level: int, degree: int, factor: float | None = None):
+        """The ciphertext of this context's own making at ``level`` with the coefficients in ``payload``, noise scale
+        degree ``degree`` and scaling factor ``factor`` (None: the one this context gives that degree);
+        CorruptedData where those are not what this context makes, or the payload holds other vectors."""
         template, slots, unit = self._template(level)
         degrees = range(1, 3) if self.scheme == "ckks" else range(0, 3) if self.scheme == "bgv" else \
             range(1, self.params.depth + 2)
-        if degree not in degrees or factor != unit ** (degree if self.scheme == "ckks" else 1):
+        own = unit ** (degree if self.scheme == "ckks" else 1)
+        if degree not in degrees or factor not in (None, own):
             raise CorruptedData(f"the ciphertext payload has noise scale degree {degree} and scaling factor {factor}; "
                                 f"{self.params.name} makes degrees {degrees.start}-{degrees.stop - 1}, each with its "
                                 f"power of {unit}")
-        found = self._vectors(payload, self._towers - level)
+        towers = self._towers - level
+        found = self._vectors(payload, towers)
         if found is None:
-            raise CorruptedData(f"the ciphertext payload does not hold 2 x {self._towers - level} vectors of "
+            raise CorruptedData(f"the ciphertext payload does not hold 2 x {towers} vectors of "
                                 f"{self.params.n} coefficients under {self.params.name}'s tower moduli at level {level}")
+        extra = _find_vectors(payload[found[-1][1]:], self._primes[:1], self.params.n)
+        if extra is not None or (towers < self._towers and _find_vectors(
+                payload, self._primes[towers:towers + 1], self.params.n) is not None):
+            raise CorruptedData(f"the ciphertext payload holds more vectors than 2 x {towers} (a third component, "
+                                f"or towers beyond level {level})")
         for start, _, q in found:
             if np.frombuffer(payload, np.uint64, count=self.params.n, offset=start).max() >= q:
                 raise CorruptedData(f"the ciphertext payload holds coefficients at or above their tower's modulus {q}")
         ct = _parse_ciphertext(_spliced(template, slots, payload, found))
         ct.SetNoiseScaleDeg(degree)
-        ct.SetScalingFactor(factor)
+        ct.SetScalingFactor(own if factor is None else factor)
         return ct
 
     def _vectors(self, data: bytes, towers: int) -> list | None:
