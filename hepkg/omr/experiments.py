@@ -131,7 +131,7 @@ def measure_here(config: dict) -> list[dict]:
     setup = dict(keygen_s=keygen_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
                  compression_keys="top" if receiver.low is None else receiver.low.params.name,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
-                 K=lay.K, descent=1 if getattr(receiver, "small", None) is None else receiver.small.descent,
+                 K=lay.K, descent=_descent(receiver),
                  detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + sizes["switch_key"] + ps_secret,
                  ps_secret_bytes=ps_secret, **{f"{k}_bytes": v for k, v in sizes.items() if k != "rotation_keys"})
     rows = []
@@ -259,6 +259,11 @@ def measure(config: dict) -> list[dict]:
     return in_child(measure_here, config, estimated_peak_bytes(config), config.get("omp_threads"))
 
 
+def _descent(receiver) -> int:
+    """d of the ring switching the receiver's digest goes through (1: none)."""
+    return 1 if getattr(receiver, "small", None) is None else receiver.small.descent
+
+
 def counts(config: dict) -> list[dict]:
     """Op counts of one digest on ``sim`` at a full-size parameter set (Tables 1-2 checked by the caller), checked retrieval."""
     cfg = _DEFAULTS | dict(config) | dict(backend="sim")
@@ -270,7 +275,7 @@ def counts(config: dict) -> list[dict]:
               for name, ph in digest.phases.items()]
     return [p | dict(n=lay.n, payload_bytes=cfg["payload_bytes"], b_affine=lay.b_affine, K=lay.K,
                      b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
-                     rotation_keys=len(lay.steps) + 1, correct=ok) for p in phases]
+                     rotation_keys=len(lay.steps) + 1, correct=ok, descent=_descent(receiver)) for p in phases]
 
 
 def decode_times(config: dict) -> list[dict]:

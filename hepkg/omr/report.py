@@ -206,7 +206,8 @@ def matmul_table(counts: pd.DataFrame) -> pd.DataFrame:
         lay = D.layout(PS_PARAMS[g.ps.iloc[0]], int(g.n.iloc[0]), scheme=scheme, k=int(g.k.iloc[0]),
                        payload_bytes=int(g.payload_bytes.iloc[0]), b_affine=int(g.b_affine.iloc[0]),
                        b_compress=int(g.b_compress.iloc[0]), N=int(N))
-        formula = D.digest_counts(lay, N)
+        descent = g.descent.dropna() if "descent" in g else ()                  # runs before ring switching: none
+        formula = D.digest_counts(lay, N, int(descent.iloc[0]) if len(descent) else 1)
         authors = PAPER.AUTHORS_CODE_COUNTS.get((scheme, N)) if g.ps.iloc[0] == "sophomr" else None
         authors = authors if lay.b_affine != lay.ps.n else None
         for _, r in g.iterrows():
