@@ -37,8 +37,9 @@ NO_CRASH = "no forgery found that crashes the parser"
 
 
 def crashing(ctx, data) -> bytes:
-    """A forgery of ``data`` on which OpenFHE's parser crashes (found under the guard, which survives it), among
-    3000 single-byte changes in its first 4096 bytes; AssertionError(:data:`NO_CRASH`) where none does."""
+    """A forgery of ``data`` on which OpenFHE's parser crashes (found under the guard, which survives it, where the
+    context reads such ciphertexts with one), among 3000 single-byte changes in its first 4096 bytes;
+    AssertionError(:data:`NO_CRASH`) where none does."""
     rng = random.Random(59)
     for _ in range(3000):
         def change(payload):
@@ -90,8 +91,8 @@ def face_server_query(forge):
 
 
 def face_server_diagonals(forge):
-    """A diagonal file of the enrolled database replaced: the server vets them all when it starts, a query reads
-    each under the guard."""
+    """A diagonal file of the enrolled database replaced: the server vets them all when it starts (a forked child
+    where the scheme's ciphertexts need one), a query reads each."""
     from hepkg.facesearch import EncryptedDatabase, Server
 
     ctx, public, db, _ = _faces()

@@ -336,3 +336,16 @@ def test_ckks_payloads_with_more_vectors_or_another_key_are_refused_unparsed():
     with pytest.raises(he.ContextMismatch, match="another key"):
         c.deserialize(forged(other.encrypt(np.ones(4)).raw))
     other.close()
+
+
+def test_only_bfv_and_bgv_ciphertexts_are_read_under_the_guard(monkeypatch):
+    """A received CKKS payload never reaches OpenFHE's parser, so ``guard=True`` forks no child for it; BFV's still
+    does (the forgeries that crash the parser: tests/test_hardening_round3.py)."""
+    import importlib
+    base = importlib.import_module("hepkg.he.context")
+    forks = []
+    monkeypatch.setattr(base, "probe", lambda fn, *args, **kw: forks.append(kw["what"]))
+    for scheme in ("ckks", "bfv"):
+        c = ctx("openfhe", scheme)
+        c.deserialize(c.serialize(c.encrypt([1, 2])), guard=True)
+    assert forks == ["openfhe ciphertext"]

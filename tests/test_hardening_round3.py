@@ -442,7 +442,9 @@ def test_2_every_party_survives_a_forgery_that_crashes_the_parser():
     server and client, the OMR receiver and detector, PerfOMR and the spmv baseline clouds; the same bytes under the
     guard give CorruptedData. Each party is given such a forgery where it reads what another party sent. On the BFV
     parties (OMR, spmv) no single-byte forgery crashes the parser any more since it skips OpenFHE's CRT
-    precomputation, where those crashes were (d8872f2): the search there comes back empty."""
+    precomputation, where those crashes were (d8872f2): the search there comes back empty. On the CKKS parties (face
+    search) a received payload no longer reaches OpenFHE's parser at all, so they read it without the guard: the
+    search's 3000 forgeries each run in this interpreter, which must survive them, and none crashes anything."""
     out = run_python("""
         import sys
         sys.path.insert(0, sys.argv[1])
@@ -458,7 +460,7 @@ def test_2_every_party_survives_a_forgery_that_crashes_the_parser():
     import fuzz_parties
 
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr[-3000:]}"
-    want = [x for name in fuzz_parties.ON_OPENFHE for x in (name, "True" if name.startswith("face_") else "no-crash")]
+    want = [x for name in fuzz_parties.ON_OPENFHE for x in (name, "no-crash")]
     assert out.stdout.split() == want, out.stdout
 
 

@@ -155,7 +155,7 @@ class EncryptedDatabase:
         crash the interpreter only), so that queries read them without a child each."""
         where = [(k, i) for k in range(self.layout.groups) for i in range(self.layout.l)]
         ctx.vet(lambda: (self._ciphertext(ctx, k, i) for k, i in where), what=f"the database at {self.folder}",
-                sizes=[self.path(k, i).stat().st_size for k, i in where] if ctx.fragile_parser else ())
+                sizes=[self.path(k, i).stat().st_size for k, i in where] if ctx.fragile_ciphertexts else ())
 
     def _ciphertext(self, ctx, k: int, i: int) -> memoryview:
         """The serialized ciphertext in diagonal ``i`` of group ``k``'s file (see :meth:`diagonal`)."""

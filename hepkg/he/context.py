@@ -774,23 +774,23 @@ class Context(ABC):
         The session's MAC keeps out bytes altered or forged outside the session. A party that holds
         the session key could still send a malformed payload: every party parses what crossed a trust
         boundary with ``guard=True``, which parses it in a forked child first where the library's parser can
-        crash (``fragile_parser``: OpenFHE), unless :meth:`vet` has parsed these very bytes so.
+        crash (:attr:`fragile_ciphertexts`), unless :meth:`vet` has parsed these very bytes so.
         """
         meta, payload = self._unpacked(data)
-        if guard and self.fragile_parser and envelope.fingerprint(data) not in self._vetted:
+        if guard and self.fragile_ciphertexts and envelope.fingerprint(data) not in self._vetted:
             probe(self._parse, payload, meta, what=f"{self.backend} ciphertext", size=len(payload))
         return Ciphertext(self._parse(payload, meta), self, depth=meta["depth"], level=meta["level"],
                           pending=meta["pending"], bound=None if self.is_integer else float(meta["bound"]))
 
     def vet(self, source, *, what: str, sizes=None) -> None:
-        """Parse many serialized ciphertexts in one forked child (``fragile_parser`` backends; nothing elsewhere)
+        """Parse many serialized ciphertexts in one forked child (:attr:`fragile_ciphertexts`; nothing elsewhere)
         and remember their tags, so that :meth:`deserialize` with ``guard=True`` parses them without a child of
         its own: one fork for a whole encrypted database instead of one per ciphertext. ``source``: a list of
         bytes, or a callable that yields them, called in the child (it may read them from disk: nothing large
         enters this process), then with ``sizes``, their sizes in bytes (the child's time and memory limits
         follow them). CorruptedData naming ``what`` if any of them is refused or crashes the parser; bytes
         changed since they were vetted carry another tag, and are guarded again."""
-        if not self.fragile_parser:
+        if not self.fragile_ciphertexts:
             return
         self._alive()
         sizes = list(map(len, source)) if sizes is None else list(sizes)
@@ -805,6 +805,12 @@ class Context(ABC):
 
         self._vetted |= isolated(parse_all, what=f"{self.backend} ciphertexts of {what}", size=sum(sizes),
                                  largest=max(sizes, default=0))
+
+    @property
+    def fragile_ciphertexts(self) -> bool:
+        """True where reading a received ciphertext runs a parser that can crash the interpreter on malformed
+        bytes: :meth:`deserialize` then parses it in a forked child first (by default ``fragile_parser``)."""
+        return self.fragile_parser
 
     def _unpacked(self, data) -> tuple[dict, memoryview]:
         """(meta, payload) of a ciphertext of this session, its MAC and metadata checked."""

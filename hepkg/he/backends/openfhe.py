@@ -35,7 +35,9 @@ BV key switching (BFV's default) has no P.
 
 Parsing: OpenFHE's deserializers crash (SIGSEGV, SIGFPE, SIGABRT) on some malformed
 bytes, so public contexts are parsed in a forked child first (``fragile_parser``) and
-ciphertexts are accepted only with the session's MAC (:mod:`hepkg.he.envelope`).
+ciphertexts are accepted only with the session's MAC (:mod:`hepkg.he.envelope`). Received BFV and BGV
+ciphertexts are parsed in a forked child too; a received CKKS ciphertext is never handed to OpenFHE's
+parser: its coefficients are range-checked and copied into a ciphertext of this context's own making.
 """
 from __future__ import annotations
 
@@ -798,12 +800,17 @@ class OpenFHEContext(Context):
     def _deser(self, data: bytes):
         return _parse_ciphertext(data)
 
+    @property
+    def fragile_ciphertexts(self) -> bool:
+        # A received CKKS payload never reaches OpenFHE's parser here (_load), so it needs no guard's child.
+        return self.scheme != "ckks"
+
     def _load(self, payload: bytes, meta: dict):
         # CKKS: the payload's level and noise scale degree come from its authenticated metadata (hepkg's CKKS
         # ciphertexts are at degree 2 exactly while a product waits for its rescale), so it is not parsed: only
-        # its coefficients are read, into this context's own ciphertext (_rebuilt), which is parsed instead (one
-        # parse of OpenFHE's, not two: 4-5 ms of a 5 MB ciphertext each). A guard's child parses it as ever.
-        if self.scheme != "ckks" or in_child():
+        # its coefficients are read, range-checked, into this context's own ciphertext (_rebuilt), which is parsed
+        # instead (one parse of OpenFHE's, not two: 4-5 ms of a 5 MB ciphertext each, and none of foreign bytes).
+        if self.scheme != "ckks":
             return super()._load(payload, meta)
         if self._tag.encode() not in payload:
             raise ContextMismatch("the ciphertext payload was encrypted under another key than this context's")
