@@ -30,25 +30,26 @@ def _faults() -> int:
     return usage.ru_minflt + usage.ru_majflt
 
 
-def _giant_steps(b: int, n1: int, n2: int) -> list[int]:
-    return [j * n1 for j in range(1, n2) if j * n1 + b < L]
+def _giant_steps(b: int, n1: int) -> list[int]:
+    """Baby step b's giant rotations, as :func:`hepkg.facesearch.similarity.query_table` makes them."""
+    return [g for g in similarity._giants(L, n1) if g + b < L]
 
 
-def build(ctx, q, mode: str, n1: int, n2: int):
+def build(ctx, q, mode: str, n1: int):
     """The table (or nothing, ``dropped``) built the ``mode`` way."""
     if mode == "held":
         return similarity.query_table(ctx, q, "bsgs-diagonal", L)
     if mode == "dropped":
         for b, src in ({0: q} | ctx.rotate_many(q, range(1, n1))).items():
-            if _giant_steps(b, n1, n2):
-                ctx.rotate_many(src, _giant_steps(b, n1, n2))
+            if steps := _giant_steps(b, n1):
+                ctx.rotate_many(src, steps)
         return None
     cc, order = ctx._cc, ctx._order
     digits = cc.EvalFastRotationPrecompute(q.raw)
     table = [q.raw] + [cc.EvalFastRotation(q.raw, b, order, digits) for b in range(1, n1)]
     for b in range(n1):
         pre = cc.EvalFastRotationPrecompute(table[b])
-        table += [cc.EvalFastRotation(table[b], s, order, pre) for s in _giant_steps(b, n1, n2)]
+        table += [cc.EvalFastRotation(table[b], s, order, pre) for s in _giant_steps(b, n1)]
     return table
 
 
@@ -56,11 +57,11 @@ def main(passes: int = 3) -> None:
     ctx = he.context("openfhe", "ckks-32768-d9", rotations=key_steps("bsgs-diagonal", L, 16384), policy="exact",
                      insecure=True)
     q = ctx.encrypt(np.random.default_rng(0).uniform(-1, 1, ctx.slots))
-    n1, n2 = similarity.bsgs_shape(L, None)
+    n1, _ = similarity.bsgs_shape(L, None)
     for rep in range(passes):
         for mode in ("held", "dropped", "bare"):
             faults, start = _faults(), time.perf_counter()
-            table = build(ctx, q, mode, n1, n2)
+            table = build(ctx, q, mode, n1)
             seconds = time.perf_counter() - start
             del table
             print(json.dumps(dict(mode=mode, rep=rep, s=round(seconds, 3), minor_faults=_faults() - faults,

@@ -146,13 +146,13 @@ class EncryptedDatabase:
 
     def diagonal(self, ctx, k: int, i: int):
         """Diagonal ciphertext ``i`` of group ``k``, read from disk; CorruptedData unless the file's
-        authenticated metadata names this place in a database with this manifest. Parsed under the guard
-        (a forked child first, unless :meth:`vet` has parsed this file so)."""
+        authenticated metadata names this place in a database with this manifest. Read with ``guard=True`` (a forked
+        child first where the context's ciphertexts need one, unless :meth:`vet` has parsed this file so)."""
         return ctx.deserialize(self._ciphertext(ctx, k, i), guard=True)
 
     def vet(self, ctx) -> None:
-        """Parse every diagonal in one forked child (:meth:`hepkg.he.Context.vet`; a backend whose parser can
-        crash the interpreter only), so that queries read them without a child each."""
+        """Parse every diagonal in one forked child (:meth:`hepkg.he.Context.vet`; only where the context's
+        ciphertexts need the guard, ``fragile_ciphertexts``), so that queries read them without a child each."""
         where = [(k, i) for k in range(self.layout.groups) for i in range(self.layout.l)]
         ctx.vet(lambda: (self._ciphertext(ctx, k, i) for k, i in where), what=f"the database at {self.folder}",
                 sizes=[self.path(k, i).stat().st_size for k, i in where] if ctx.fragile_ciphertexts else ())
@@ -331,7 +331,7 @@ class Server:
         self.workers, self.lanes = workers, lanes
         self.timings: Counter = Counter()
         self._lock = threading.Lock()
-        database.vet(self.ctx)  # every diagonal parsed once in a child: queries then parse them without one
+        database.vet(self.ctx)  # where ciphertexts need the guard: every diagonal parsed once in one child
 
     @contextmanager
     def _phase(self, name: str):
