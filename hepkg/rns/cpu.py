@@ -206,26 +206,29 @@ def ntt_inv_cols(x, dst_row, prime, iw, iws, q, logn, log1, ninv, ninvs):
 
 @njit(cache=True, parallel=True)
 def convert(x, xn, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ihs, isrc, copy_from, dst_q, hat,
-            hats, tot, tots):
+            hats, tot, tots, words, floats):
     """Fast basis conversion of several groups of rows at once (ModUp: every digit; ModDown: P -> Q), in chunks
     of coefficients: the digits y_i = x_i (B/b_i)^-1 and v = round(sum y_i / b_i) of a chunk, then each
-    destination row's sum_i y_i (B/b_i) - v B; a row of the group's own basis is copied from xn."""
+    destination row's sum_i y_i (B/b_i) - v B; a row of the group's own basis is copied from xn. ``words`` and
+    ``floats``: each thread's scratch ((amax + 1) CHUNK words and CHUNK floats, :func:`launch`'s)."""
     chunks = (n + CHUNK - 1) // CHUNK
     for job in prange(x.size // (kin * n) * groups * chunks):
         sg, c0 = job // chunks, (job % chunks) * CHUNK
         width = min(CHUNK, n - c0)
         s, g = sg // groups, sg % groups
         ns, xs, o = nsrc[g], s * kin * n + c0, sg * kout * n + c0
-        y = np.empty((ns, width), dtype=np.uint64)
-        f = np.zeros(width)
+        tid = numba.get_thread_id()
+        mine = words[tid * (amax + 1) * CHUNK:(tid + 1) * (amax + 1) * CHUNK]
+        v = mine[amax * CHUNK:amax * CHUNK + width]
+        f = floats[tid * CHUNK:tid * CHUNK + width]
+        f[:] = 0.0
         for i in range(ns):
             gi = g * amax + i
-            src, yi = x[xs + src_row[gi] * n:xs + src_row[gi] * n + width], y[i]
+            src, yi = x[xs + src_row[gi] * n:xs + src_row[gi] * n + width], mine[i * width:(i + 1) * width]
             a, b, qq, inv = ih[gi], ihs[gi], src_q[gi], isrc[gi]
             for c in range(width):
                 yi[c] = _shoup(src[c], a, b, qq)
                 f[c] += float(yi[c]) * inv
-        v = np.empty(width, dtype=np.uint64)
         for c in range(width):
             v[c] = np.uint64(np.rint(f[c]))
         for r in range(kout):
@@ -238,7 +241,7 @@ def convert(x, xn, out, n, kin, groups, kout, amax, nsrc, src_row, src_q, ih, ih
             dst[:] = 0
             for i in range(ns):
                 h = (g * amax + i) * kout + r
-                a, b, yi = hat[h], hats[h], y[i]
+                a, b, yi = hat[h], hats[h], mine[i * width:(i + 1) * width]
                 for c in range(width):
                     dst[c] = _add(dst[c], _shoup(yi[c], a, b, qq), qq)
             a, b = tot[g * kout + r], tots[g * kout + r]
@@ -258,17 +261,22 @@ def _reduce128(hi, lo, q, mu, lsh, osh):
 
 
 @njit(cache=True, parallel=True)
-def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh, add, add_polys, kq, pm):
+def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh, osh, add, add_polys, kq, pm,
+              words):
     """The key-switching inner product of the ModUp digits with a key's (b, a), optionally through an
     automorphism of the digits (hoisted rotations): 128-bit sums, reduced every four products; plus P times
-    the addend on the rows of Q (``add_polys``: a relinearization with its rescale folded in)."""
+    the addend on the rows of Q (``add_polys``: a relinearization with its rescale folded in). ``words``: each
+    thread's scratch (5 n words, :func:`launch`'s)."""
     for r in prange(k):
         row = key_row[r]
         qq, m, ls, os_ = q[r], mu[r], lsh[r], osh[r]
         ob, oa = out[r * n:(r + 1) * n], out[(k + r) * n:(k + r + 1) * n]
-        bh, bl = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
-        ah, al = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
-        e = np.empty(n, dtype=np.uint64)
+        mine = words[numba.get_thread_id() * 5 * n:(numba.get_thread_id() + 1) * 5 * n]
+        bh, bl, ah, al, e = mine[:n], mine[n:2 * n], mine[2 * n:3 * n], mine[3 * n:4 * n], mine[4 * n:]
+        bh[:] = 0
+        bl[:] = 0
+        ah[:] = 0
+        al[:] = 0
         for j in range(d):
             src = ext[(j * k + r) * n:(j * k + r + 1) * n]
             if use_perm:                      # gathered apart: the product loop below stays vectorizable
@@ -362,6 +370,26 @@ def elementwise(name: str):
     return _ELEMENTWISE[name]
 
 
+def _scratch(name: str, flat: list) -> tuple:
+    """The per-thread scratch ``name`` takes after the CUDA arguments (what CUDA keeps in registers and shared
+    memory), as slices of buffers kept for the process and grown once, indexed by numba's thread id: no
+    allocation per row or chunk. Called under the launch lock, so no two kernels share them at once."""
+    if name not in _SCRATCH_WORDS:
+        return ()
+    threads_ = numba.config.NUMBA_NUM_THREADS
+    words, floats = _SCRATCH_WORDS[name](flat)
+    for kind, size, dtype in (("words", threads_ * words, np.uint64), ("floats", threads_ * floats, np.float64)):
+        if _SCRATCH[kind].size < size:
+            _SCRATCH[kind] = np.empty(size, dtype)
+    return (_SCRATCH["words"],) + ((_SCRATCH["floats"],) if floats else ())
+
+
+#: each kernel's scratch per thread, (words, floats), from its flat arguments
+_SCRATCH_WORDS = {"hepkg_rns_convert": lambda a: ((a[7] + 1) * CHUNK, CHUNK),
+                  "hepkg_rns_key_inner": lambda a: (5 * a[6], 0)}
+_SCRATCH = {"words": np.empty(0, np.uint64), "floats": np.empty(0, np.float64)}
+
+
 def launch(name: str, grid: tuple, block: tuple, args: tuple) -> None:
     """Run the kernel ``name`` on ``args`` (arrays C-contiguous, flattened as the CUDA source sees them)."""
     flat = []
@@ -374,7 +402,7 @@ def launch(name: str, grid: tuple, block: tuple, args: tuple) -> None:
             a = int(a)                        # every index scalar an int64 (one specialization per kernel)
         flat.append(a)
     with _LOCK:
-        RAW[name](*flat)
+        RAW[name](*flat, *_scratch(name, flat))
 
 
 def grid(n: int, rows: int) -> tuple:
