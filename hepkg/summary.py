@@ -165,8 +165,13 @@ def _number(text) -> float | None:
 def _records(folder: pathlib.Path) -> tuple[float, int]:
     """From a section's raw tables: the seconds their experiment-grid configurations took (each configuration's
     ``elapsed_s`` once, whichever session computed it) and the largest resident set any row measured
-    (``*rss_peak_bytes`` columns)."""
+    (``*rss_peak_bytes`` columns). A row whose ``machine`` is not the one that computed the tables (the GPU
+    units a notebook copies in) is another machine's measurement, not this computation's: it is left out."""
     seen, peak = set(), 0.0
+    try:
+        here = json.loads((folder / "raw" / "provenance.json").read_text()).get("machine")
+    except (OSError, ValueError):
+        here = None
     for path in sorted((folder / "raw").glob("*.csv")):
         with open(path, newline="") as fh:
             reader = csv.DictReader(fh)
@@ -174,6 +179,8 @@ def _records(folder: pathlib.Path) -> tuple[float, int]:
             if "elapsed_s" not in (reader.fieldnames or []) and not rss:
                 continue
             for row in reader:
+                if here and row.get("machine") and row["machine"] != here:
+                    continue
                 seen.add(_number(row.get("elapsed_s")))
                 peak = max([peak] + [_number(row[c]) or 0.0 for c in rss])
     return sum(v for v in seen if v is not None), int(peak)
@@ -213,6 +220,10 @@ def _note(section: str, status: str, run: dict) -> str:
     if status == "not computed":
         return f"never computed: make reproduce ONLY={section}" + (f" on a machine with {needs}" if needs else "")
     if needs and run and not run.get(field):
+        units = run.get("device_units") or []
+        if units:
+            return (f"computed without {needs}: its own rows ran on the CPU, its GPU rows are the committed device "
+                    f"units ({', '.join(units)}); a claim without them reads 'not measured'")
         return f"computed without {needs}: its GPU claims read 'not measured'"
     return ""
 

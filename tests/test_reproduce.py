@@ -62,11 +62,10 @@ def test_times_and_memory_come_from_the_committed_records():
     from hepkg import paths
     from hepkg.reproduce import estimate
     rows = {r["section"]: r for r in summary.rows(paths.committed())}
-    got = estimate(["spmv", "omr", "facesearch_gpu"], "default")
+    got = estimate(["spmv", "omr"], "default")
     assert got["spmv"] == (rows["spmv"]["seconds"], rows["spmv"]["peak_gb"]) and got["spmv"][0] > 0
     assert got["omr"] == (None, None) and rows["omr"]["scale"] == "full"  # its committed run is at another scale
     assert estimate(["omr"], "full")["omr"] == (rows["omr"]["seconds"], rows["omr"]["peak_gb"])
-    assert got["facesearch_gpu"] == (None, None)
     assert estimate(["gemm"], "quick") == {"gemm": (summary.QUICK_S["gemm"], None)}
 
 

@@ -137,11 +137,26 @@ def test_computation_sums_the_sessions_a_run_resumed_across_and_its_peak_is_its_
     assert "about 1.9 h of computation on 2 cores, 11.6 GB at the peak (omr)" in block and "artifacts/_quick/" in block
 
 
+def test_rows_another_machine_measured_do_not_count_as_this_computations_memory(tmp_path):
+    """The GPU units a notebook copies into its raw tables carry the GPU machine's resident set: not this run's."""
+    _run(tmp_path / "facesearch_gpu", peak_rss_bytes=1_500_000_000)
+    raw = tmp_path / "facesearch_gpu" / "raw"
+    raw.mkdir()
+    (raw / "provenance.json").write_text(json.dumps(dict(machine="aaaaaaaaaaaa")))
+    (raw / "runs.csv").write_text("machine,rss_peak_bytes\naaaaaaaaaaaa,1700000000\n")
+    (raw / "device_runs.csv").write_text("machine,rss_peak_bytes\nbbbbbbbbbbbb,12500000000\n")
+    assert summary.section_row(tmp_path / "facesearch_gpu")["peak_gb"] == 1.7
+
+
 def test_a_section_computed_without_the_hardware_it_needs_says_so(tmp_path):
     _run(tmp_path / "facesearch_gpu", on_gpu=False)
     row = summary.section_row(tmp_path / "facesearch_gpu")
     assert row["note"] == "computed without an NVIDIA GPU with CuPy: its GPU claims read 'not measured'"
     assert row["note"] in summary.readme_table([row]) and row["note"] in summary.summary_markdown([row])
+    _run(tmp_path / "units" / "facesearch_gpu", on_gpu=False, device_units=["K1024"])
+    assert summary.section_row(tmp_path / "units" / "facesearch_gpu")["note"] == (
+        "computed without an NVIDIA GPU with CuPy: its own rows ran on the CPU, its GPU rows are the committed "
+        "device units (K1024); a claim without them reads 'not measured'")
     _run(tmp_path / "gpu" / "facesearch_gpu", on_gpu=True)
     assert summary.section_row(tmp_path / "gpu" / "facesearch_gpu")["note"] == ""
 

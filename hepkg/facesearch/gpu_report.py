@@ -380,9 +380,10 @@ def figures(R: dict):
             axes[1].plot(k, c.membership_s[k] / g.membership_s[k], "x--", alpha=.6,
                          label=f"{variant}-{gpu_name} over CPU (paper)")
     for approach, g in (f4.groupby("approach", sort=False) if len(f4) and "membership_speedup" in f4 else ()):
-        axes[1].errorbar(g.K, g.membership_speedup, yerr=[g.membership_speedup - g.membership_speedup_lo,
-                                                         g.membership_speedup_hi - g.membership_speedup],
-                         fmt="o-", label=f"{approach} over OpenFHE CPU (ours)")
+        y, lo, hi = (g[c].to_numpy(float) for c in ("membership_speedup", "membership_speedup_lo",
+                                                     "membership_speedup_hi"))
+        axes[1].errorbar(g.K.to_numpy(), y, yerr=np.vstack([y - lo, hi - y]), fmt="o-",
+                         label=f"{approach} over OpenFHE CPU (ours)")
     if not len(f4):
         axes[1].text(0.5, 0.5, "ours: not measured (no GPU rows at the paper's sizes)", transform=axes[1].transAxes,
                      ha="center", fontsize=8)
