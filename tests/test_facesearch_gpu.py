@@ -72,6 +72,7 @@ def test_sizes_come_from_the_metadata_and_match_the_built_context():
     built = ctx.key_sizes()
     assert size["ciphertext"] == built["ciphertext"] and size["switch_key"] == built["relin_key"]
     assert size["switch_key"] * 2 == built["galois_keys"] and size["keys"] == 3 and size["steps"] == [1, 2]
+    assert size["workspace"] > size["switch_key"] // 2        # ModUp's extensions alone are half a key
     for bad in (b"not a context", he.context("sim", PARAMS, insecure=True).to_bytes(), None):
         with pytest.raises(ValueError, match="rns public context"):
             gpu_device.sizes(bad)
@@ -79,7 +80,7 @@ def test_sizes_come_from_the_metadata_and_match_the_built_context():
 
 def test_memory_estimate_counts_diagonals_keys_and_temporaries():
     lay = Layout(4100, 64, 2048)   # three groups
-    size = dict(ciphertext=10, switch_key=1000, tables=7, keys=80, n=4096)
+    size = dict(ciphertext=10, switch_key=1000, tables=7, keys=80, n=4096, workspace=300)
     tbs, tbe, ku, hydia = (gpu.memory_estimate(v, lay, None, size, in_flight=2)
                            for v in ("bsgs-tbs", "bsgs-tbe", "bsgs-tbs-ku", "hydia-dg"))
     temps = (gpu.QUERY_TEMPS + 2 * gpu.GROUP_TEMPS) * 10
@@ -87,9 +88,12 @@ def test_memory_estimate_counts_diagonals_keys_and_temporaries():
     assert tbs["prerotation"] == 2 * (1000 + gpu.ROTATION_TEMPS * 10) and tbe["prerotation"] == 0
     assert gpu.memory_estimate("bsgs-tbs-ku", lay, None, size, 5)["prerotation"] == 3 * (1000 + gpu.ROTATION_TEMPS * 10)
     assert tbs["temporary_keys"] == 7 * 1000 and tbe["temporary_keys"] == 0 and tbe["setup"] < tbs["setup"]
-    # KU's lent keys and the hoisted digits are freed before the groups start: the larger of the two counts
-    assert ku["baby_steps"] == 7 * 1000 + 500 and ku["online"] - tbs["online"] == 7500 - temps
-    assert hydia["keys"] == (63 + 5 + 1) * 1000 and hydia["query_table"] == 64 * 10 and hydia["baby_steps"] == 500
+    # KU's lent keys are freed before the groups start: the larger of them and the temporaries counts; a workspace
+    # per stream, and one where the query is rotated on the device (KU, HyDia)
+    assert tbs["workspaces"] == 2 * 300 and ku["workspaces"] == hydia["workspaces"] == 3 * 300
+    assert ku["lent_keys"] == 7 * 1000 and ku["online"] - tbs["online"] == 7000 - temps + 300
+    assert hydia["keys"] == (63 + 5 + 1) * 1000 and hydia["query_table"] == 64 * 10
+    assert hydia["online"] - tbs["online"] == hydia["keys"] - tbs["keys"] + 64 * 10 - 8 * 10 + 300
     assert tbs["load"] == 7 + 5 + 80 * 1000 and tbs["total"] == max(tbs["load"], tbs["setup"], tbs["online"])
 
 

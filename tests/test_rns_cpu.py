@@ -159,6 +159,28 @@ def test_an_op_allocates_its_result_alone():
     assert _peak(lambda: eng.rotate(a, 1)) < 2.1 * size
 
 
+def test_workspace_bytes_is_what_a_thread_keeps_after_the_top_levels_ops():
+    """hepkg.rns.fused.workspace_bytes (the GPU memory estimate counts it per stream) against the buffers a fresh
+    thread holds after a rotation, a hoisted rotation, a relinearization with its rescale and a rescale, all at the
+    top level."""
+    from hepkg.rns.fused import workspace_bytes
+    eng = CKKS("rns-test-8192-d4", kernels="numba", seed=6, insecure=True, rotations=[1, 5])
+    a = eng.encrypt(np.linspace(-1, 1, 16))
+    held = []
+
+    def ops():
+        eng.rotate(a, 1)
+        eng.rotate_hoisted(a, [1, 5])
+        eng.relinearize(eng.mul(a, a), rescale=True)
+        eng.rescale(eng.mul_plain(a, eng.encode(np.full(16, 0.5), a.level)))
+        held.append(sum(b.nbytes for b in eng.bases.fused.work._local.bufs.values()))
+    t = threading.Thread(target=ops)
+    t.start()
+    t.join()
+    b = eng.bases
+    assert held == [workspace_bytes(b.n, b.nq, len(b.p_rows), len(b.digits(0, eng.dnum)))]
+
+
 def test_workspaces_grow_and_stay_apart_between_threads():
     """A workspace first sized at a lower level grows at the top level; threads rotating different ciphertexts at
     different levels at once each get their own buffers: every result bit-identical to the numpy reference."""

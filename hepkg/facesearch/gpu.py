@@ -106,11 +106,12 @@ def memory_estimate(variant: str, layout: Layout, n1: int | None, size: dict, in
     """Device bytes, before anything is loaded, from the sizes of :func:`~hepkg.facesearch.gpu_device.sizes`
     (``size``) with ``in_flight`` groups at once: the engine (NTT tables, public key), the G l diagonals, the
     resident keys (+ the relinearization key), during setup TBS's temporary keys and a rotation's workspace per
-    group in flight; online the query table (l rotated queries for HyDia, n1 baby steps for BSGS) and the larger
-    of what making it on the device holds (the hoisted rotation's digits, KU's lent keys: freed before the groups
-    start) and the groups' temporaries (:data:`QUERY_TEMPS` + :data:`GROUP_TEMPS` level-0 ciphertexts per group in
-    flight). ``total`` is the largest of three peaks: loading the public context (every key it carries arrives,
-    then the unused ones are dropped), setup and online."""
+    group in flight; online the query table (l rotated queries for HyDia, n1 baby steps for BSGS), the engine's
+    workspaces (``size['workspace']`` per group in flight, and one for the thread that rotates the query on the
+    device: HyDia, KU; kept between queries), and the larger of KU's lent keys (freed before the groups start) and
+    the groups' temporaries (:data:`QUERY_TEMPS` + :data:`GROUP_TEMPS` level-0 ciphertexts per group in flight).
+    ``total`` is the largest of three peaks: loading the public context (every key it carries arrives, then the
+    unused ones are dropped), setup and online."""
     plan = key_plan(variant, layout.l, layout.slots, n1, membership)
     ct, key = size["ciphertext"], size["switch_key"]
     engine = size["tables"] + ct // 2
@@ -119,15 +120,16 @@ def memory_estimate(variant: str, layout: Layout, n1: int | None, size: dict, in
     temporary, lent = len(plan["temporary"]) * key, len(plan["lent"]) * key
     n_table = layout.l if variant == "hydia-dg" else bsgs_shape(layout.l, n1)[0]
     table = n_table * ct
-    baby = (key // 2 if variant in ("hydia-dg", "bsgs-tbs-ku") else 0) + lent      # the digits, the lent keys
     temps = (QUERY_TEMPS + in_flight * GROUP_TEMPS) * ct
+    # the engine's workspaces stay with each stream, and with the thread that rotates the query on the device
+    workspaces = (in_flight + (variant in ("hydia-dg", "bsgs-tbs-ku"))) * size["workspace"]
     rotations = min(in_flight, layout.groups) * (key + ROTATION_TEMPS * ct) if temporary else 0
     load = engine + size["keys"] * key
     setup = engine + diagonals + keys + temporary + rotations
-    online = engine + diagonals + keys + table + max(baby, temps)
+    online = engine + diagonals + keys + table + workspaces + max(lent, temps)
     return dict(engine=engine, diagonals=diagonals, keys=keys, temporary_keys=temporary, lent_keys=lent,
-                query_table=table, baby_steps=baby, temporaries=temps, prerotation=rotations, load=load, setup=setup,
-                online=online, total=max(load, setup, online))
+                query_table=table, workspaces=workspaces, temporaries=temps, prerotation=rotations, load=load,
+                setup=setup, online=online, total=max(load, setup, online))
 
 
 # ---------------------------------------------------------------------------- the server

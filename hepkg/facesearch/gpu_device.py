@@ -30,6 +30,7 @@ from hepkg.he import envelope
 from hepkg.he.backends.rns import engine_params
 from hepkg.rns import device as rdev
 from hepkg.rns.basis import digit_rows
+from hepkg.rns.fused import workspace_bytes
 from hepkg.rns.keys import SwitchKey
 from hepkg.rns.ntt import NTT
 
@@ -82,7 +83,8 @@ def sizes(public: bytes) -> dict:
     """Bytes of what an rns public context holds, read from its metadata alone (nothing parsed or loaded, the tag
     not checked: :func:`hepkg.he.load_context` checks it when the context is loaded): ``ciphertext`` (level 0),
     ``switch_key`` (one rotation or relinearization key), ``tables`` (the engine's NTT tables), ``limbs`` (Q's
-    primes), ``steps`` (its rotation steps) and ``keys`` (rotation keys + the relinearization key)."""
+    primes), ``steps`` (its rotation steps), ``keys`` (rotation keys + the relinearization key) and ``workspace``
+    (the engine's fixed intermediates kept per stream, :func:`hepkg.rns.fused.workspace_bytes`)."""
     meta = envelope.peek(public) if isinstance(public, (bytes, bytearray, memoryview)) else None
     if not isinstance(meta, dict) or meta.get("kind") != "context" or meta.get("backend") != "rns":
         raise ValueError("the device pipelines need the client's rns public context (ctx.to_bytes()), got "
@@ -96,7 +98,8 @@ def sizes(public: bytes) -> dict:
     nq, full = len(rp.q_primes), len(rp.q_primes) + len(rp.p_primes)
     digits = len(digit_rows(nq, 0, rp.dnum))
     return dict(ciphertext=2 * nq * rp.n * 8, switch_key=2 * digits * full * rp.n * 8,
-                tables=NTT.table_bytes(rp.n, full), limbs=nq, steps=steps, keys=keys, n=rp.n)
+                tables=NTT.table_bytes(rp.n, full), limbs=nq, steps=steps, keys=keys, n=rp.n,
+                workspace=workspace_bytes(rp.n, nq, full - nq, digits))
 
 
 @contextmanager

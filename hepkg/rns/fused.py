@@ -27,6 +27,15 @@ def _shoup(w: int, q: int) -> int:
     return (w << 64) // q
 
 
+def workspace_bytes(n: int, k: int, p: int, digits: int) -> int:
+    """The bytes one thread's (on CuPy: one stream's) workspace grows to on a ring of degree n with k primes in Q,
+    p in P and ``digits`` ModUp digits at the top level, its rescales on ciphertexts of two polynomials: ModUp's
+    coefficients (k rows) and extensions (digits x (k + p)), the key inner product (2 (k + p)), ModDown's
+    coefficients (2 (p + 1): P's rows and, where a rescale is folded in, Q's last) and conversion (2 k), the
+    rescale's top limb (2) and carries (2 (k - 1))."""
+    return 8 * n * (k + digits * (k + p) + 2 * (k + p) + 2 * (p + 1) + 2 * k + 2 + 2 * (k - 1))
+
+
 class Fused:
     """Resident tables and the fused operations of one Bases (compiled CPU or CuPy)."""
 
