@@ -112,6 +112,8 @@ def test_stream_pool_keeps_items_in_flight_on_threads_and_refuses_bad_sizes():
     for bad in (0, 1.5, True, None):
         with pytest.raises(ValueError, match="positive integer"):
             gpu_device.StreamPool(np, bad)
+    with pytest.raises(ValueError, match="issue must be one of threads, caller"):
+        gpu_device.StreamPool(np, 2, issue="processes")
 
 
 # ---------------------------------------------------------------------------- whole pipelines on numpy
@@ -353,6 +355,26 @@ def test_tbs_under_the_cupy_standin_streams_and_memory(monkeypatch, tmp_path):
     two groups run on two host threads and two streams, the memory estimate lies within 10% of the device bytes
     read at every allocation, and the answers agree with numpy."""
     _check_standin_rows(*_standin_pipelines(("bsgs-tbs",), monkeypatch, tmp_path, l=16, K=2049))
+
+
+def test_caller_issue_launches_every_group_from_the_calling_thread_on_the_pools_streams(monkeypatch, tmp_path):
+    """StreamPool(issue="caller") under the CuPy stand-in: the groups' launches come from the caller's thread alone,
+    spread over the pool's two streams, and the comparisons equal the threads' bit for bit."""
+    with extended(monkeypatch) as cp:
+        monkeypatch.setenv("HEPKG_RNS_XP", "cupy")
+        trial = gpu_experiment._Trial(dict(params=PARAMS, K=2049, Km=1, l=16, kappa=8, seed=3, insecure=True,
+                                           streams=2))
+        server, _ = gpu_experiment._setup(trial, ("bsgs-tbs",), tmp_path)["bsgs-tbs"]
+        try:
+            want = server.compared(trial.query, groups=[0, 1, 0])
+            cp.EXT.record = True
+            got = server.compared(trial.query, groups=[0, 1, 0], issue="caller")
+            pairs = {(t, st) for t, st in cp.EXT.launches if st}
+        finally:
+            server.close()
+            trial.close()
+    assert all(bool((a.raw.data == b.raw.data).all()) for a, b in zip(got, want)) and len(got) == 3
+    assert {t for t, _ in pairs} == {threading.get_ident()} and len({st for _, st in pairs}) == 2
 
 
 @pytest.mark.long

@@ -309,13 +309,17 @@ class DeviceServer:
             self.counts["similarity_mul_ct"] = self.counts.get("similarity_mul_ct", 0) + products
         return chebyshev.compare(ctx, acc, self.kappa, delta=self.delta, path="gpu", weight=weight)
 
-    def compared(self, query: bytes, weight: float = 1.0, *, groups=None, streams: int | None = None) -> list:
+    def compared(self, query: bytes, weight: float = 1.0, *, groups=None, streams: int | None = None,
+                 issue: str | None = None) -> list:
         """Steps 1-2: the comparison ciphertexts (times ``weight``) of ``groups`` (default: every group, in order;
-        an index may repeat, as the stream experiment does), ``streams`` (default: the pool's) in flight."""
+        an index may repeat, as the stream experiment does), ``streams`` (default: the pool's) in flight, launched
+        as ``issue`` says (:class:`~hepkg.facesearch.gpu_device.StreamPool`; default: the pool's)."""
         self.transfers, self.counts = {}, {}
         table = self._table(query)
         groups = range(self.layout.groups) if groups is None else list(groups)
-        pool = self.pool if streams in (None, self.streams) else StreamPool(self.xp, _positive("streams", streams))
+        own = streams in (None, self.streams) and issue in (None, self.pool.issue)
+        pool = self.pool if own else StreamPool(self.xp, _positive("streams", streams or self.streams),
+                                                issue or self.pool.issue)
         try:
             with self.timer.phase("similarity_comparison"), self.ctx.counting() as ops:
                 out = pool.map(lambda k: self._group(table, k, weight), groups)

@@ -210,19 +210,30 @@ class PhaseTimer:
 
 
 class StreamPool:
-    """``size`` host threads, each launching on a non-blocking CUDA stream of its own (on the CPU: the threads
-    alone, numpy and the numba kernels releasing the GIL): :meth:`map` keeps up to ``size`` items in flight at once, the
-    paper's waves of S groups (Sec. 5.1.2) without the wait for a wave's slowest group."""
+    """``size`` CUDA streams with up to ``size`` items in flight at once, the paper's waves of S groups (Sec.
+    5.1.2) without the wait for a wave's slowest group. ``issue="threads"``: ``size`` host threads, each launching
+    on a non-blocking stream of its own and waiting for its item (on the CPU: the threads alone, numpy and the numba
+    kernels releasing the GIL). ``issue="caller"``: the calling thread launches every item, item i on stream
+    i mod ``size``, waiting for that stream's previous item first (no host thread contends for the GIL)."""
 
-    def __init__(self, xp, size: int):
+    ISSUES = ("threads", "caller")
+
+    def __init__(self, xp, size: int, issue: str = "threads"):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"a stream pool needs a positive integer size, got {size!r}")
-        self.xp, self.size = xp, size
+        if issue not in self.ISSUES:
+            raise ValueError(f"issue must be one of {', '.join(self.ISSUES)}, got {issue!r}")
+        self.xp, self.size, self.issue = xp, size, issue
         self._local = threading.local()
-        self._threads = ThreadPoolExecutor(size, thread_name_prefix="hepkg-stream", initializer=self._bind)
+        self._threads = (ThreadPoolExecutor(size, thread_name_prefix="hepkg-stream", initializer=self._bind)
+                         if issue == "threads" else None)
+        self._streams: list = []
+
+    def _new_stream(self):
+        return self.xp.cuda.Stream(non_blocking=True) if rdev.on_gpu(self.xp) else None
 
     def _bind(self) -> None:
-        self._local.stream = self.xp.cuda.Stream(non_blocking=True) if rdev.on_gpu(self.xp) else None
+        self._local.stream = self._new_stream()
 
     def _run(self, fn, item):
         stream = self._local.stream
@@ -233,16 +244,35 @@ class StreamPool:
         stream.synchronize()          # its results ready for the caller's stream
         return out
 
+    def _issue(self, fn, items) -> list:
+        if not rdev.on_gpu(self.xp):
+            return [fn(item) for item in items]
+        while len(self._streams) < min(self.size, len(items)):
+            self._streams.append(self._new_stream())
+        out = []
+        for i, item in enumerate(items):
+            stream = self._streams[i % self.size]
+            if i >= self.size:
+                stream.synchronize()  # its previous item done: at most size in flight
+            with stream:
+                out.append(fn(item))
+        for stream in self._streams[:len(items)]:
+            stream.synchronize()
+        return out
+
     def map(self, fn, items) -> list:
         """``[fn(item) for item in items]``, ``size`` at a time; what the caller's stream queued before (the
         query's upload) is done before any item starts."""
         items = list(items)
         if rdev.on_gpu(self.xp):
             self.xp.cuda.get_current_stream().synchronize()
+        if self._threads is None:
+            return self._issue(fn, items)
         return list(self._threads.map(self._run, [fn] * len(items), items))
 
     def close(self) -> None:
-        self._threads.shutdown(wait=True)
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
 
 
 # ---------------------------------------------------------------------------- keys
