@@ -10,6 +10,7 @@ round (rep -1) and 3 kept, interleaved. Rows go to ``$OUT/probe.jsonl`` and stdo
 
     HEPKG_RNS_XP=cupy python scripts/gpu_streams_probe.py        # PROBE_CFG='{"params": ...}' for a toy ring
 """
+import contextlib
 import json
 import os
 import pathlib
@@ -19,6 +20,7 @@ import time
 
 from hepkg.facesearch import gpu_experiment, gpu_run
 from hepkg.facesearch.gpu_device import window
+from hepkg.rns import device as rdev
 
 G = 16
 #: (streams, memory window, GIL switch interval, how the pool issues: one host thread per stream or the caller)
@@ -37,20 +39,15 @@ def main() -> None:
     server, _ = gpu_experiment._setup(trial, ("bsgs-tbs",), pathlib.Path(tmp))["bsgs-tbs"]
     shutil.rmtree(tmp, ignore_errors=True)
     print("setup", round(time.perf_counter() - t, 1), "s, pool streams", server.streams, flush=True)
-    on_gpu = hasattr(server.xp, "cuda")
-
     def sync():
-        if on_gpu:
+        if rdev.on_gpu(server.xp):
             server.xp.cuda.Device().synchronize()
 
     def run(streams, win, switch, issue):
         sys.setswitchinterval(switch)
         sync()
         t0, c0 = time.perf_counter(), time.process_time()
-        if win:
-            with window(server.xp):
-                server.compared(trial.query, groups=[0] * G, streams=streams, issue=issue)
-        else:
+        with window(server.xp) if win else contextlib.nullcontext():
             server.compared(trial.query, groups=[0] * G, streams=streams, issue=issue)
         sync()
         return time.perf_counter() - t0, time.process_time() - c0

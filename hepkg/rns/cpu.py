@@ -271,7 +271,8 @@ def key_inner(ext, kb, ka, out, perm, use_perm, n, d, k, kr, key_row, q, mu, lsh
         row = key_row[r]
         qq, m, ls, os_ = q[r], mu[r], lsh[r], osh[r]
         ob, oa = out[r * n:(r + 1) * n], out[(k + r) * n:(k + r + 1) * n]
-        mine = words[numba.get_thread_id() * 5 * n:(numba.get_thread_id() + 1) * 5 * n]
+        tid = numba.get_thread_id()
+        mine = words[tid * 5 * n:(tid + 1) * 5 * n]
         bh, bl, ah, al, e = mine[:n], mine[n:2 * n], mine[2 * n:3 * n], mine[3 * n:4 * n], mine[4 * n:]
         bh[:] = 0
         bl[:] = 0
