@@ -51,7 +51,7 @@ def test_summary_pages_and_readme_are_what_the_render_step_writes():
     rows = summary.rows(ART)
     assert (ART / "summary.md").read_text() == summary.summary_markdown(rows)
     assert json.loads((ART / "summary.json").read_text()) == json.loads(json.dumps(dict(sections=rows)))
-    assert README.read_text() == summary.readme(README.read_text(), rows)
+    assert README.read_text() == summary.readme(README.read_text(), rows, ART)
     for row in rows:
         if row["status"] != "not computed":
             assert (ART / row["section"] / "README.md").read_text() == summary.section_page(ART / row["section"])
@@ -159,6 +159,29 @@ def test_a_section_computed_without_the_hardware_it_needs_says_so(tmp_path):
         "device units (K1024); a claim without them reads 'not measured'")
     _run(tmp_path / "gpu" / "facesearch_gpu", on_gpu=True)
     assert summary.section_row(tmp_path / "gpu" / "facesearch_gpu")["note"] == ""
+
+
+def test_the_readme_bench_table_is_read_from_the_committed_comparisons(tmp_path):
+    """Each side's lead quantity beside the authors' (medians, ratio and its per-round quartiles, the verdict in
+    words), with both sides' builds and threads for that case alone and the run record's machine."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    assert "No comparison with the authors' C++ is committed yet" in summary.bench_table(tmp_path)
+    (bench / "versus_omr.csv").write_text(
+        "side,case,threads,build,digest_s\n"
+        "authors,OMR t1,1,theirs-b,150\nhepkg,OMR t1,1,,300\nauthors,OMR t2,2,theirs-b,100\nhepkg,OMR t2,2,,90\n")
+    (bench / "versus_omr_summary.csv").write_text(
+        "case,side,quantity,reference,side_median,ref_median,ratio,ratio_q1,ratio_q3,verdict\n"
+        "OMR t1,hepkg,digest_s,authors,300,150,0.5,0.45,0.55,greater\n"
+        "OMR t1,hepkg,rss_gb,authors,3,2,0.67,0.6,0.7,greater\n"
+        "OMR t2,hepkg,digest_s,authors,90,100,1.111,0.98,1.2,inconclusive\n")
+    (bench / "versus_omr_run.json").write_text(json.dumps(dict(system=dict(cpu="AMD EPYC", logical_cores=2))))
+    table = summary.bench_table(tmp_path).splitlines()
+    assert table[2:] == [
+        "| [versus_omr](artifacts/bench/versus_omr_summary.md) | OMR t1 | hepkg | authors | 150 | 300 | 0.50x "
+        "(0.45-0.55) | slower | theirs-b, threads 1 | openfhe wheel, threads 1 | AMD EPYC, 2 logical cores |",
+        "| [versus_omr](artifacts/bench/versus_omr_summary.md) | OMR t2 | hepkg | authors | 100 | 90 | 1.11x "
+        "(0.98-1.20) | inconclusive | theirs-b, threads 2 | openfhe wheel, threads 2 | AMD EPYC, 2 logical cores |"]
 
 
 def _python_blocks():
