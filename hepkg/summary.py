@@ -369,6 +369,15 @@ def _builds(runs: list[dict], case: str, side: str) -> str:
     return "; ".join(found)
 
 
+def _reporting(system: dict) -> str:
+    """The VM's free page reporting as a run record gives it (:func:`hepkg.bench.sysinfo.page_reporting`: None is
+    off; records before it have no such field)."""
+    if "page_reporting_order" not in system:
+        return "free page reporting not recorded"
+    order = system["page_reporting_order"]
+    return "free page reporting off" if order is None else f"free page reporting on (order {order})"
+
+
 def bench_table(root: pathlib.Path) -> str:
     """The README's bench table: for every committed comparison with the authors' C++ (:data:`BENCH`), each side's
     lead quantity beside its reference's (medians of the kept rounds), the ratio reference / side with the quartiles
@@ -383,8 +392,8 @@ def bench_table(root: pathlib.Path) -> str:
             runs = list(csv.DictReader(fh))
         record = root / "bench" / f"{stem}_run.json"
         system = json.loads(record.read_text()).get("system", {}) if record.is_file() else {}
-        machine = (f"{system['cpu']}, {system['logical_cores']} logical cores" if system.get("cpu")
-                   else "machine not recorded")
+        machine = (f"{system['cpu']}, {system['logical_cores']} logical cores, {_reporting(system)}"
+                   if system.get("cpu") else "machine not recorded")
         with open(summary_csv, newline="") as fh:
             for r in csv.DictReader(fh):
                 if r["quantity"] != quantity or not r.get("ratio"):

@@ -175,13 +175,18 @@ def test_the_readme_bench_table_is_read_from_the_committed_comparisons(tmp_path)
         "OMR t1,hepkg,digest_s,authors,300,150,0.5,0.45,0.55,greater\n"
         "OMR t1,hepkg,rss_gb,authors,3,2,0.67,0.6,0.7,greater\n"
         "OMR t2,hepkg,digest_s,authors,90,100,1.111,0.98,1.2,inconclusive\n")
-    (bench / "versus_omr_run.json").write_text(json.dumps(dict(system=dict(cpu="AMD EPYC", logical_cores=2))))
+    (bench / "versus_omr_run.json").write_text(json.dumps(dict(system=dict(cpu="AMD EPYC", logical_cores=2,
+                                                                        page_reporting_order=None))))
     table = summary.bench_table(tmp_path).splitlines()
     assert table[2:] == [
         "| [versus_omr](artifacts/bench/versus_omr_summary.md) | OMR t1 | hepkg | authors | 150 | 300 | 0.50x "
-        "(0.45-0.55) | slower | theirs-b, threads 1 | openfhe wheel, threads 1 | AMD EPYC, 2 logical cores |",
+        "(0.45-0.55) | slower | theirs-b, threads 1 | openfhe wheel, threads 1 | AMD EPYC, 2 logical cores, free page "
+        "reporting off |",
         "| [versus_omr](artifacts/bench/versus_omr_summary.md) | OMR t2 | hepkg | authors | 100 | 90 | 1.11x "
-        "(0.98-1.20) | inconclusive | theirs-b, threads 2 | openfhe wheel, threads 2 | AMD EPYC, 2 logical cores |"]
+        "(0.98-1.20) | inconclusive | theirs-b, threads 2 | openfhe wheel, threads 2 | AMD EPYC, 2 logical cores, free "
+        "page reporting off |"]
+    (bench / "versus_omr_run.json").write_text(json.dumps(dict(system=dict(cpu="AMD EPYC", logical_cores=2))))
+    assert summary.bench_table(tmp_path).endswith("| AMD EPYC, 2 logical cores, free page reporting not recorded |\n")
 
 
 def _python_blocks():
