@@ -364,7 +364,8 @@ PACE = {"less": "faster", "greater": "slower", "inconclusive": "inconclusive"}
 
 def _builds(runs: list[dict], case: str, side: str) -> str:
     """The builds and threads a side's raw runs of a case name."""
-    found = dict.fromkeys(f"{r.get('build') or 'openfhe wheel'}, threads {r.get('threads') or r.get('omp_threads') or '?'}"
+    found = dict.fromkeys(f"{r.get('build') or 'openfhe wheel'}, threads "
+                          f"{r.get('threads') or r.get('omp_threads') or '?'}"
                           for r in runs if r["case"] == case and r["side"] == side)
     return "; ".join(found)
 
@@ -401,8 +402,8 @@ def bench_table(root: pathlib.Path) -> str:
                 out.append(f"| [{stem}](artifacts/bench/{stem}_summary.md) | {r['case']} | {r['side']} | "
                            f"{r['reference']} | {float(r['ref_median']):.4g} | {float(r['side_median']):.4g} | "
                            f"{float(r['ratio']):.2f}x ({float(r['ratio_q1']):.2f}-{float(r['ratio_q3']):.2f}) | "
-                           f"{PACE[r['verdict']]} | {_builds(runs, r['case'], r['reference'])} | {_builds(runs, r['case'], r['side'])} | "
-                           f"{machine} |")
+                           f"{PACE[r['verdict']]} | {_builds(runs, r['case'], r['reference'])} | "
+                           f"{_builds(runs, r['case'], r['side'])} | {machine} |")
     if not out:
         return "No comparison with the authors' C++ is committed yet (`make bench ONLY=omr,fasthe,facesearch`).\n"
     return ("| table | case | side | reference | reference, s | side, s | ratio reference / side (per-round quartiles) "
