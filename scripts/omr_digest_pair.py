@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from hepkg.bench.sysinfo import page_reporting, system_info
+from hepkg.bench.sysinfo import system_info
 from hepkg.omr import authors
 
 
@@ -20,7 +20,7 @@ def main(out: str, cases: list[str]) -> None:
     prepared = authors.prepare(os.environ[authors.ENV])
     system = system_info()
     extra = dict(revision=system["git"]["revision"][:7], dirty=system["git"]["dirty"],
-                 page_reporting_order=page_reporting(), glibc_tunables=os.environ.get("GLIBC_TUNABLES"))
+                 page_reporting_order=system["page_reporting_order"], glibc_tunables=os.environ.get("GLIBC_TUNABLES"))
     for case in cases:
         rows = authors.versus_run(case, prepared, reps=1, warmup=0)
         with open(out, "a") as fh:
