@@ -1,5 +1,6 @@
 """The OpenFHE backend: every op against numpy, BFV/BGV bit for bit against ``sim``."""
 import functools
+import os
 import subprocess
 import sys
 
@@ -83,7 +84,14 @@ def test_bindings_without_the_array_encoding_are_given_lists(scheme, monkeypatch
     from hepkg.he.backends import openfhe as backend
     passed, integers = [], backend._integers
     monkeypatch.setattr(backend, "_ARRAY_ENCODE", False)
+    monkeypatch.setattr(backend, "_BUFFER_ENCODE", None)
     monkeypatch.setattr(backend, "_integers", lambda v: passed.append(type(integers(v))) or integers(v))
+    _products_right(scheme)
+    assert passed and set(passed) == {list}
+
+
+def _products_right(scheme):
+    """Plaintext products, a plaintext re-encoded at a lower level included, decrypt to numpy's."""
     c = ctx("openfhe", scheme)
     rng = np.random.default_rng(2)
     a, b = rng.integers(-(T // 2), T // 2, N), rng.integers(-(T // 2), T // 2, N)
@@ -91,7 +99,39 @@ def test_bindings_without_the_array_encoding_are_given_lists(scheme, monkeypatch
     pt = c.encode(b)
     for ct in (c.mul_plain(ca, pt), c.mul_plain(c.mod_switch(ca), pt)):
         np.testing.assert_array_equal(c.decrypt(ct), center(a.astype(object) * b))
-    assert passed and set(passed) == {list}
+
+
+def test_the_buffer_encoder_gets_contiguous_int64_slots_at_the_level(scheme, monkeypatch):
+    """Where hepkg_openfhe_encode was built for the bindings, it gets every packed plaintext's slots (a C-order
+    int64 array, the level as given) and the bindings' own MakePackedPlaintext none."""
+    from hepkg.he.backends import openfhe as backend
+    calls = []
+
+    def packed(cc, values, depth, level):
+        calls.append((str(values.dtype), values.flags.c_contiguous, depth, level))
+        return cc.MakePackedPlaintext(values.tolist(), depth, level)
+    monkeypatch.setattr(backend, "_BUFFER_ENCODE", packed)
+    monkeypatch.setattr(backend, "_integers", lambda v: pytest.fail("the bindings' encoding was called"))
+    _products_right(scheme)
+    assert {c[:3] for c in calls} == {("int64", True, 1)}
+    assert {c[3] for c in calls} == ({0, 1} if scheme == "bfv" else {0})
+
+
+def test_the_buffer_encoder_is_used_only_for_the_bindings_it_was_built_for(monkeypatch, tmp_path):
+    """A hepkg_openfhe_encode built for another openfhe module (another ABI) is not loaded into this one's
+    plaintexts; bindings that read buffers themselves need none."""
+    import types
+    from hepkg.he.backends import openfhe as backend
+    binding = os.path.realpath(backend.ofhe.openfhe.__file__)
+    for built_for, array, used in ((binding, False, True), (str(tmp_path / "other.so"), False, False),
+                                   (binding, True, False)):
+        module = types.SimpleNamespace(packed=object(), built_for=built_for)
+        monkeypatch.setitem(sys.modules, "hepkg_openfhe_encode", module)
+        monkeypatch.setattr(backend, "_ARRAY_ENCODE", array)
+        assert (backend._buffer_encoder() is module.packed) is used, (built_for, array)
+    monkeypatch.setitem(sys.modules, "hepkg_openfhe_encode", None)       # not built: ImportError
+    monkeypatch.setattr(backend, "_ARRAY_ENCODE", False)
+    assert backend._buffer_encoder() is None
 
 
 def test_rotations_exact_and_hoisted_match_sim(scheme):

@@ -146,6 +146,36 @@ def test_openfhe_python_is_packaged_beside_the_openfhe_build_it_links(cache, lib
     assert b.record["options"]["Python_EXECUTABLE"] == sys.executable and b.record["deps"][0]["root"] == str(lib.root)
 
 
+#: A stand-in for hepkg's encoder: installs the path of the bindings it was built for.
+ENCODER = """cmake_minimum_required(VERSION 3.13)
+project(encoder NONE)
+file(WRITE ${CMAKE_BINARY_DIR}/built_for.txt "${HEPKG_OPENFHE_MODULE}")
+install(FILES ${CMAKE_BINARY_DIR}/built_for.txt DESTINATION ${CMAKE_INSTALL_PREFIX})
+"""
+
+
+def test_hepkgs_encoder_is_built_from_its_folder_for_one_openfhe_python_build(cache, library, tmp_path, pybind11,
+                                                                            monkeypatch):
+    lib = builds.openfhe(library, "v1", quiet=True)
+    src = _repo(tmp_path / "bindings", {"CMakeLists.txt": BINDINGS, "__init__.py": "from .openfhe import *\n",
+                                        "openfhe.cpython-310-x86_64-linux-gnu.so": "module"})
+    module = builds.openfhe_python(src, "HEAD", lib, quiet=True)
+    native = tmp_path / "native"
+    native.mkdir()
+    (native / "CMakeLists.txt").write_text(ENCODER)
+    monkeypatch.setattr(builds, "NATIVE", native)
+    b = builds.openfhe_encode(module, quiet=True)
+    binding = module.prefix / "openfhe" / "openfhe.cpython-310-x86_64-linux-gnu.so"
+    assert (b.prefix / "built_for.txt").read_text() == str(binding.resolve())
+    assert (b.prefix / "openfhe").resolve() == (module.prefix / "openfhe").resolve()
+    assert b.record["commit"] == builds._tree_id(native) and b.record["deps"][0]["root"] == str(module.root)
+    with monkeypatch.context() as m:
+        m.setattr(builds, "_run", lambda *a, **k: pytest.fail("rebuilt a cached build"))
+        assert builds.openfhe_encode(module, quiet=True).root == b.root
+    (native / "CMakeLists.txt").write_text(ENCODER + "# another source: another build\n")
+    assert builds.openfhe_encode(module, quiet=True).root != b.root
+
+
 def test_openfhe_python_that_installs_no_module_is_a_failed_build(cache, library, tmp_path, pybind11):
     lib = builds.openfhe(library, "v1", quiet=True)
     no_module = BINDINGS.replace(" openfhe.cpython-310-x86_64-linux-gnu.so", "")

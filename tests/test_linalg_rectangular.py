@@ -50,6 +50,26 @@ def test_wide_matches_numpy_and_table1(backend, K, b):
 
 
 @pytest.mark.parametrize("backend", BFV_BACKENDS)
+def test_wide_plains_encoded_once_give_the_same_product(backend):
+    """The diagonals encoded once (wide_plains) serve any vector: the product is numpy's, and encodes nothing."""
+    rng = np.random.default_rng(3)
+    K, N, b = 32, 2100, 4
+    ctx = _context(backend, R.wide_steps(K, b, N_SLOTS))
+    entries = lambda r, c: (r * 7919 + c * c) % T
+    plains = R.wide_plains(ctx, entries, K, N, level=0, b=b)
+    for _ in range(2):
+        v = rng.integers(0, T, N)
+        cts = [ctx.encrypt(np.pad(v, (0, 3 * N_SLOTS - N))[i * N_SLOTS:(i + 1) * N_SLOTS]) for i in range(3)]
+        with ctx.counting() as ops:
+            out = R.wide_matvec(ctx, cts, None, K, N, b=b, plains=plains)
+        np.testing.assert_array_equal(ctx.decrypt(out, signed=False)[:K] % T,
+                                      R.wide_numpy(entries, v, K, N, T).astype(np.int64))
+        assert ops["encode"] == 0 and ops["mul_pt"] == R.wide_counts(K, N, N_SLOTS, b)["mul_pt"]
+    with pytest.raises(ValueError, match="plains holds 7 giant steps, the product has 8"):
+        R.wide_matvec(ctx, cts, None, K, N, b=b, plains=plains[:-1])
+
+
+@pytest.mark.parametrize("backend", BFV_BACKENDS)
 @pytest.mark.parametrize("b", [1, 16, 512])
 def test_square_matches_numpy(backend, b):
     rng = np.random.default_rng(b)

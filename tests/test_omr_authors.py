@@ -203,9 +203,9 @@ def test_prepare_offers_the_openfhe_python_checkout_that_puts_both_sides_on_one_
 
     seen = {}
     monkeypatch.setenv("HEPKG_OPENFHE_PYTHON_SRC", str(tmp_path / "ofp"))
-    monkeypatch.setattr(A.builds, "openfhe_python",
+    monkeypatch.setattr(A.builds, "hepkg_python",
                         lambda src, ref, against: seen.update(src=src, ref=ref, lib=against) or
-                        _build(tmp_path / "openfhe-python-cc", prefix=tmp_path / "py"))
+                        (tmp_path / "py", f"openfhe-python-cc on {against.root.name}"))
     (tmp_path / "py").mkdir()
     got = A.prepare(tmp_path)                   # no module in the build's folder: the child imports the wheel
     out = capsys.readouterr().out

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import hepkg.he as he
+from hepkg.linalg import rectangular as R
 from hepkg.he.errors import SecretContextRefused
 from hepkg.omr import board as BB, detector as D, rangecheck as RC
 from hepkg.omr.decode import DecodeOverflow
@@ -77,6 +78,29 @@ def test_digest_retrieves_the_pertinent_messages(backend, scheme):
     assert digest.phases["range_check"]["mul_ct"] == 2 * RC.range_check_counts(PS.bound, PS.q, 2)["mul_ct"]
     for phase, formula in D.digest_counts(lay, 2000).items():       # the formulas that price Table 7
         assert {k: digest.phases[phase].get(k, 0) for k in formula} == formula, phase
+
+
+@pytest.mark.parametrize("scheme", D.SCHEMES)
+def test_sophomd_compression_plaintexts_are_encoded_once_per_board_size(scheme):
+    """After precompute(N), a SophOMD digest of N messages encodes none of the wide MatMul's diagonals (its fold
+    masks only) and retrieves the same messages; SophOMR's diagonals hold the payloads: encoded in each digest."""
+    lay, ctx = _parties("openfhe", scheme)
+    board = BB.bulletin_board(2000, 3, PS, payload_bytes=8, seed=7)
+    rec = D.Receiver(ctx, board.sk, lay)
+    encodes = lambda digest: digest.phases["compression"]["encode"]
+    fresh = D.Detector(rec.detection_key())
+    every = encodes(fresh.digest(board.clues, board.slots))
+    det = D.Detector(rec.detection_key())
+    det.precompute(2000)
+    for _ in range(2):
+        digest = det.digest(board.clues, board.slots)
+        np.testing.assert_array_equal(rec.retrieve(digest)[0], board.pertinent)
+        assert every - encodes(digest) == (R.wide_counts(lay.K, 2000, lay.n, lay.b_compress)["mul_pt"]
+                                           if scheme == "sophomd" else 0)
+    other = BB.bulletin_board(1500, 3, PS, payload_bytes=8, seed=7)      # the same key, another N: encoded
+    digest = det.digest(other.clues, other.slots)
+    np.testing.assert_array_equal(rec.retrieve(digest)[0], other.pertinent)
+    assert encodes(digest) == encodes(fresh.digest(other.clues, other.slots))
 
 
 def test_more_than_k_pertinent_is_reported_not_garbage():

@@ -15,7 +15,8 @@ removed and built again. Builds of one key wait for each other (a file lock).
 :func:`openfhe` installs OpenFHE (with Intel HEXL: :func:`hexl`, openfhe-hexl's files laid over the OpenFHE
 tree); :func:`program` builds a CMake program against it; :func:`against_openfhe` does both for an authors'
 checkout; :func:`openfhe_python` builds the ``openfhe`` Python module against such a build (hepkg on the same
-OpenFHE as the authors' program); :func:`run` runs a built program.
+OpenFHE as the authors' program), :func:`openfhe_encode` hepkg's own encoding extension beside it; :func:`run`
+runs a built program.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ from hepkg import paths as hepkg_paths
 from hepkg.lifeline import die_with_parent
 
 __all__ = ["BuildError", "Build", "commit_of", "openfhe", "program", "against_openfhe", "openfhe_python", "run",
-           "hexl", "accelerator", "cpu_has_ifma", "OPENFHE_OPTIONS", "OPENFHE_ENV", "OPENFHE_PYTHON_ENV",
-           "HEXL_SOURCES", "clone_hint"]
+           "openfhe_encode", "hepkg_python", "hexl", "accelerator", "cpu_has_ifma", "OPENFHE_OPTIONS", "OPENFHE_ENV",
+           "OPENFHE_PYTHON_ENV", "HEXL_SOURCES", "clone_hint"]
 
 OPENFHE_REPO, OPENFHE_ENV = "openfheorg/openfhe-development", "HEPKG_OPENFHE_SRC"
 OPENFHE_PYTHON_REPO, OPENFHE_PYTHON_ENV = "openfheorg/openfhe-python", "HEPKG_OPENFHE_PYTHON_SRC"
@@ -146,6 +147,14 @@ def _export(checkout: pathlib.Path, commit: str, dest: pathlib.Path, submodules=
             raise BuildError(f"git archive of {repo} at {rev[:12]} failed: {tar.stderr.decode(errors='replace').strip()}")
         with tarfile.open(fileobj=io.BytesIO(tar.stdout)) as t:
             t.extractall(dest / sub, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(dest / sub)
+
+
+def _tree_id(folder: pathlib.Path) -> str:
+    """The SHA-256 of the files under ``folder`` (relative paths and contents; bytecode caches left out)."""
+    h = hashlib.sha256()
+    for path in sorted(f for f in folder.rglob("*") if f.is_file() and "__pycache__" not in f.parts):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 class Build:
@@ -253,7 +262,8 @@ def _prefixes(deps) -> list[str]:
 
 def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(), paths=(), deps=(),
                  overlay=None, preamble: str = "", install: bool = True, finish=None, quiet: bool = False) -> Build:
-    """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring). ``deps``: builds on
+    """The cached build of the CMake project at ``checkout``/``ref`` (see the module docstring; ``ref`` None: the
+    plain folder ``checkout`` as it is, its :func:`_tree_id` standing for the commit). ``deps``: builds on
     CMake's prefix path (with the builds they link); ``paths``: the only paths of the tree built (a repository
     whose large files are not checked out); ``overlay``: (checkout, ref, paths) of another tree whose files
     replace the project's; ``preamble``: CMake code run after the project's ``project()`` (its
@@ -261,7 +271,7 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
     in place."""
     cmake = _tool("cmake", "cmake")
     checkout = pathlib.Path(checkout).expanduser()
-    commit = commit_of(checkout, ref)
+    commit = commit_of(checkout, ref) if ref is not None else _tree_id(checkout)
     deps = list(deps)
     if overlay is not None:
         overlay = (pathlib.Path(overlay[0]).expanduser(), commit_of(overlay[0], overlay[1]), tuple(overlay[2]))
@@ -285,7 +295,10 @@ def _cmake_build(name: str, checkout, ref: str, options: dict, *, submodules=(),
                   f"log: {log_path}", flush=True)
         try:
             with open(log_path, "w") as log:
-                _export(checkout, commit, work / "src", submodules, paths)
+                if ref is None:
+                    shutil.copytree(checkout, work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    _export(checkout, commit, work / "src", submodules, paths)
                 if overlay is not None:
                     _export(overlay[0], overlay[1], work / "src", paths=overlay[2])
                 flags = [f"-D{k}={v}" for k, v in options.items()]
@@ -462,6 +475,34 @@ def openfhe_python(checkout, ref: str, lib: Build, *, quiet: bool = False) -> Bu
         options["OPENFHE_REQUIRED_VERSION"] = _package_version(lib)
     return _cmake_build("openfhe-python", checkout, ref, options, deps=[lib], preamble=preamble, finish=package,
                         quiet=quiet)
+
+
+#: hepkg's own C++ (``hepkg_openfhe_encode``, built by :func:`openfhe_encode`)
+NATIVE = pathlib.Path(__file__).parent / "native"
+
+
+def openfhe_encode(module: Build, *, quiet: bool = False) -> Build:
+    """hepkg's ``hepkg_openfhe_encode`` (:data:`NATIVE`: OpenFHE's packed encoding read from a numpy buffer, which
+    bindings before openfhe-python 1.6 convert element by element) against the :func:`openfhe_python` build
+    ``module``, with its options and preamble (one ABI): ``prefix`` holds the extension and a link to ``module``'s
+    ``openfhe`` package, the folder to put first on a child's module path. The extension names the bindings it
+    was built for (``built_for``), and hepkg's backend uses it with those alone."""
+    (binding,) = (module.prefix / "openfhe").glob("openfhe*.so")
+    options = module.record["options"] | dict(HEPKG_OPENFHE_MODULE=str(binding.resolve()))
+
+    def link_module(install: pathlib.Path) -> None:
+        (install / "openfhe").symlink_to(module.prefix / "openfhe")
+    return _cmake_build("hepkg-openfhe-encode", NATIVE, None, options, deps=[module],
+                        preamble=module.record.get("preamble", ""), finish=link_module, quiet=quiet)
+
+
+def hepkg_python(checkout, ref: str, lib: Build) -> tuple[pathlib.Path, str]:
+    """(the folder to put first on hepkg's child's module path, what it holds): openfhe-python at ``ref`` of
+    ``checkout`` built against the OpenFHE build ``lib`` (:func:`openfhe_python`) with hepkg's encoding extension
+    for it (:func:`openfhe_encode`)."""
+    module = openfhe_python(checkout, ref, lib)
+    native = openfhe_encode(module)
+    return native.prefix, f"{module.root.name} + {native.root.name} on {lib.root.name}"
 
 
 #: scratch folders of :func:`run`, named by the pid of the process that runs the program

@@ -94,8 +94,7 @@ def prepare(checkout) -> Authors:
         print(f"for OpenFHE {OPENFHE_REF} on hepkg's side too: {builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} and "
               f"set {builds.OPENFHE_PYTHON_ENV} to its path; hepkg runs the openfhe wheel", flush=True)
         return Authors(programs, hydia=hydia)
-    module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
-    return Authors(programs, module.prefix, f"{module.root.name} on {lib.root.name}", hydia)
+    return Authors(programs, *builds.hepkg_python(src, OPENFHE_PYTHON_REF, lib), hydia)
 
 
 def _hydia(lib) -> A.Authors | None:
@@ -144,10 +143,11 @@ def versus_cases(scale: str) -> list[str]:
 
 
 def _measure_naming_module(config: dict) -> list[dict]:
-    """:func:`hepkg.facesearch.experiments.measure_here`, each row naming the ``openfhe`` module it ran."""
-    import openfhe
+    """:func:`hepkg.facesearch.experiments.measure_here`, each row naming the ``openfhe`` module it ran and its
+    encoding path (:func:`hepkg.he.backends.openfhe.binding`)."""
+    from hepkg.he.backends.openfhe import binding
 
-    return [r | dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent)) for r in measure_here(config)]
+    return [r | binding() for r in measure_here(config)]
 
 
 def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int, python) -> dict:
@@ -155,7 +155,8 @@ def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int, pyt
                reps=1, warmup=0, workers=1, omp_threads=threads, identify=True, absent=False)
     (r,) = in_child(_measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=python)
     row = hepkg_row(r)
-    return row if r["status"] != "measured" else row | dict(openfhe_module=r["openfhe_module"], params=PARAMS[kappa])
+    return row if r["status"] != "measured" else row | dict(openfhe_module=r["openfhe_module"],
+                                                         encode_path=r["encode_path"], params=PARAMS[kappa])
 
 
 def _theirs(program: Program, dataset, approach: int, matches, threads: int) -> dict:

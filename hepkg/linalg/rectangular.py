@@ -37,7 +37,8 @@ import numpy as np
 
 from .rotsum import rotate_and_sum, rotation_steps_for_sum
 
-__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "cheapest_b", "tall_matvec", "wide_matvec", "square_matvec",
+__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "cheapest_b", "tall_matvec", "wide_matvec", "wide_plains",
+           "square_matvec",
            "tall_numpy", "wide_numpy", "square_numpy", "tall_counts", "wide_counts", "square_counts"]
 
 Entries = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -173,37 +174,66 @@ def tall_matvec(ctx, ct, matrices: list, N: int, k: int, *, b: int | None = None
     return out
 
 
-def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None):
-    """M v for a ``K x N`` matrix and v in natural order over ``cts`` (n slots each); slot r < K holds (M v)[r]."""
+def _wide_diagonals(ctx, matrix, K: int, N: int, s: int, b: int) -> Callable[[int], list[np.ndarray]]:
+    """The s m diagonals of giant step g of the wide product (m = min(b, K - g b): one (m, n) array per
+    ciphertext, flattened), each pre-rotated by -g b, reduced mod t."""
     entries, shape = _entries(matrix)
     n, t = ctx.slots, ctx.plain_modulus
-    K = _pow2_divisor("K", K, n // 2, "n/2")
-    s = math.ceil(N / n)
-    if len(cts) != s:
-        raise ValueError(f"N = {N} needs {s} ciphertexts of {n} slots, got {len(cts)}")
     if shape is not None and shape != (K, N):
         raise ValueError(f"the matrix has shape {shape}, expected (K, N) = ({K}, {N})")
-    b = _baby_count(b or cheapest_b(K, s, 1), K, "K")
-    babies = [_baby(ctx, ct, b) for ct in cts]
     slot = np.arange(n)
     half, pos = n // 2, slot % (n // 2)
     # Diagonal g b + beta pre-rotated by -g b reads row (t - g b) mod K (K divides n/2) and, in block i, column
     # i n + (t - pos) + (pos + beta) mod n/2 at slot t: the columns do not depend on g, the rows not on beta.
     shift = (slot - pos) + (pos + np.arange(b)[:, None]) % half
 
-    def partial(g):
-        """The s m diagonals of giant step g (m = min(b, K - g b): m x n arrays per ciphertext), then their products."""
+    def diagonals(g):
         m = min(b, K - g * b)
         rows = (pos - g * b) % K
-        diagonals = []
+        out = []
         for i in range(s):
             cols = shift[:m] + i * n if i else shift[:m]
             if (i + 1) * n > N:
                 d = np.where(cols < N, entries(rows, np.minimum(cols, N - 1)), 0)
             else:
                 d = entries(rows, cols)
-            diagonals.extend(_reduced(np.broadcast_to(d, (m, n)), t))
-        return ctx.dot_plain([c for row in babies for c in row[:m]], diagonals)
+            out.extend(_reduced(np.broadcast_to(d, (m, n)), t))
+        return out
+    return diagonals
+
+
+def _wide_shape(ctx, K: int, N: int, b: int | None) -> tuple[int, int, int]:
+    """(K, s, b) of a wide product: K checked (a power of two dividing n/2), s ciphertexts, b baby steps."""
+    n = ctx.slots
+    K = _pow2_divisor("K", K, n // 2, "n/2")
+    s = math.ceil(N / n)
+    return K, s, _baby_count(b or cheapest_b(K, s, 1), K, "K")
+
+
+def wide_plains(ctx, matrix, K: int, N: int, *, level: int, b: int | None = None) -> list[list]:
+    """The diagonals of :func:`wide_matvec`'s product encoded once at ``level`` (one list per giant step), for
+    products by one fixed matrix: ``wide_matvec(..., plains=...)`` then encodes nothing."""
+    K, s, b = _wide_shape(ctx, K, N, b)
+    diagonals = _wide_diagonals(ctx, matrix, K, N, s, b)
+    return [[ctx.encode(d, level=level) for d in diagonals(g)] for g in range(-(-K // b))]
+
+
+def wide_matvec(ctx, cts: list, matrix, K: int, N: int, *, b: int | None = None, plains: list | None = None):
+    """M v for a ``K x N`` matrix and v in natural order over ``cts`` (n slots each); slot r < K holds (M v)[r].
+    ``plains``: M's diagonals as :func:`wide_plains` encoded them (same K, N and b; ``matrix`` is then unused)."""
+    n = ctx.slots
+    K, s, b = _wide_shape(ctx, K, N, b)
+    if len(cts) != s:
+        raise ValueError(f"N = {N} needs {s} ciphertexts of {n} slots, got {len(cts)}")
+    if plains is not None and len(plains) != -(-K // b):
+        raise ValueError(f"plains holds {len(plains)} giant steps, the product has {-(-K // b)}")
+    diagonals = _wide_diagonals(ctx, matrix, K, N, s, b) if plains is None else plains.__getitem__
+    babies = [_baby(ctx, ct, b) for ct in cts]
+
+    def partial(g):
+        """The products of giant step g (m = min(b, K - g b) diagonals per ciphertext)."""
+        m = min(b, K - g * b)
+        return ctx.dot_plain([c for row in babies for c in row[:m]], diagonals(g))
     out = _horner(ctx, partial, -(-K // b), b)
     if n // (2 * K) > 1:
         out = rotate_and_sum(ctx, out, n // (2 * K), K)

@@ -105,28 +105,28 @@ def prepare(checkout) -> Authors:
     if isinstance(same, str):
         print(f"{same}; hepkg runs the openfhe wheel", flush=True)
         return Authors({"authors": tested}, configs)
-    lib, prog, module = same
-    refused = _refuses(module.prefix, THEIR_SET)
+    lib, prog, (python, label) = same
+    refused = _refuses(python, THEIR_SET)
     if refused:
-        print(f"hepkg runs {WHEEL_SET} (dnum 3): {module.root.name} refuses {THEIR_SET} ({refused})", flush=True)
-    return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, module.prefix,
-                   f"{module.root.name} on {lib.root.name}", WHEEL_SET if refused else THEIR_SET)
+        print(f"hepkg runs {WHEEL_SET} (dnum 3): {label} refuses {THEIR_SET} ({refused})", flush=True)
+    return Authors({"authors": _program(lib, prog), f"authors-{OPENFHE_REF}": tested}, configs, python, label,
+                   WHEEL_SET if refused else THEIR_SET)
 
 
 def _same_openfhe(checkout):
-    """(OpenFHE :data:`SAME_OPENFHE_REF`, their program and openfhe-python built against it) where hepkg runs on
-    that module, else why not."""
+    """(OpenFHE :data:`SAME_OPENFHE_REF`, their program, and :func:`hepkg.bench.builds.hepkg_python` on it) where
+    hepkg runs on that module, else why not."""
     src = os.environ.get(builds.OPENFHE_PYTHON_ENV)
     if not src:
         return (f"for OpenFHE {SAME_OPENFHE_REF} on both sides: {builds.clone_hint(builds.OPENFHE_PYTHON_REPO)} "
                 f"and set {builds.OPENFHE_PYTHON_ENV} to its path")
     try:
         lib, prog = builds.against_openfhe("sophomr", checkout, SAME_OPENFHE_REF, with_hexl=True)
-        module = builds.openfhe_python(src, OPENFHE_PYTHON_REF, lib)
+        python, label = builds.hepkg_python(src, OPENFHE_PYTHON_REF, lib)
     except builds.BuildError as exc:
         return f"no build on OpenFHE {SAME_OPENFHE_REF} ({exc})"
-    why = _fails_hepkg(module.prefix)
-    return (lib, prog, module) if why is None else f"hepkg's backend does not run on {module.root.name} ({why})"
+    why = _fails_hepkg(python)
+    return (lib, prog, (python, label)) if why is None else f"hepkg's backend does not run on {label} ({why})"
 
 
 def parse(output: str) -> dict:
@@ -163,10 +163,11 @@ def run_authors(authors: Authors, mode: str, N: int, k: int, t, threads: int, si
 
 
 def _openfhe_module(config: dict) -> list[dict]:
-    """One row naming the folder of the ``openfhe`` module this process imports (``config`` unused)."""
-    import openfhe
+    """One row naming the folder of the ``openfhe`` module this process imports and how hepkg's backend encodes
+    packed plaintexts on it (``config`` unused)."""
+    from hepkg.he.backends.openfhe import binding
 
-    return [dict(openfhe_module=str(pathlib.Path(openfhe.__file__).parent))]
+    return [binding()]
 
 
 def _measure_naming_module(config: dict) -> list[dict]:
@@ -230,9 +231,10 @@ def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, p
         raise RuntimeError(f"hepkg's {cfg['scheme']} N={N} k={k}: {r['status']}")
     return dict(affine_s=r["affine_wall_s"], range_check_s=r["range_check_wall_s"],
                 compression_s=r["compression_wall_s"], digest_s=r["digest_s"], decode_s=r["decode_s"],
-                parse_s=r["parse_s"],
-                keygen_s=r["keygen_s"], rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
-                key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]), openfhe_module=r["openfhe_module"])
+                parse_s=r["parse_s"], keygen_s=r["keygen_s"], precompute_s=r["precompute_s"],
+                rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
+                key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]), openfhe_module=r["openfhe_module"],
+                encode_path=r["encode_path"])
 
 
 def versus_cases(scale: str) -> list[str]:

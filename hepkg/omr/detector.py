@@ -28,6 +28,8 @@ The receiver decrypts w = slots 0..k-1 (and e, t rows of k) and decodes them ove
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -40,9 +42,9 @@ from ..he.counting import OpCounts
 from ..he.params import HE_STANDARD
 from ..he.registry import backend_class, context
 from ..linalg.rectangular import (cheapest_b, sparse_pack, tall_counts, tall_matvec, tall_steps, wide_counts,
-                                  wide_matvec, wide_steps)
+                                  wide_matvec, wide_plains, wide_steps)
 from .board import PAYLOAD_BYTES, check_slots, payload_slots
-from .decode import decode, decode_indices
+from .decode import _flint, decode, decode_indices
 from .rangecheck import range_check, range_check_counts
 from .signaling import Clue, PSParams, SecretKey
 
@@ -195,6 +197,8 @@ class Receiver:
                                relin=False) if lowered else None
         d = lay.descent(ctx.insecure) if self.low is not None and ctx.subrings else 1
         self.small = self.low.subring(d) if d > 1 else None
+        with contextlib.suppress(ImportError):   # decoding says what is missing
+            _flint()                             # python-flint's import (30 ms) before any digest is decoded
 
     def detection_key(self) -> DetectionKey:
         """The public contexts (from their bytes, as a server receives them) and Enc(sparse-packed sk)."""
@@ -283,6 +287,16 @@ class Detector:
             if self.small.parent_key_id != self.low.key_id or self.low is self.ctx:
                 raise ValueError("the detection key's digest ring is not a subring of its compression context")
         self.key, self.layout = key, key.layout
+        self._plains: dict[int, list] = {}
+        _compression_kernel()                     # numba's import and kernel load, before any digest
+
+    def precompute(self, N: int) -> None:
+        """SophOMD's compression diagonals for boards of N messages, encoded once (they depend on N, k and p
+        alone): a digest of N messages then encodes none. SophOMR's hold the payloads: nothing to do."""
+        lay = self.layout
+        if lay.scheme == "sophomd" and N not in self._plains:
+            self._plains[N] = wide_plains(self.low, _compression_entries(lay, N, None), lay.K, N,
+                                          level=max(0, self.low.max_level + 1 - COMPRESSION_LIMBS), b=lay.b_compress)
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None) -> Digest:
         """The digest of N messages: clues (a batch of N) and, for SophOMR, their (N, t) payload slots (digits in [0, p): others raise)."""
@@ -314,8 +328,9 @@ class Detector:
         pv = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
         if low is not ctx:
             pv = [low.adopt(x) for x in pv]
-        return wide_matvec(low, pv, _compression_entries(self.layout, N, slots), self.layout.K, N,
-                           b=self.layout.b_compress)
+        plains = self._plains.get(N)                 # SophOMD's, after precompute(N)
+        return wide_matvec(low, pv, None if plains else _compression_entries(self.layout, N, slots), self.layout.K, N,
+                           b=self.layout.b_compress, plains=plains)
 
     def _switch(self, out: Ciphertext) -> Ciphertext:
         """The digest: the compression's output at one prime, ring-switched to the digest's subring where there
@@ -370,12 +385,16 @@ def _keep_limbs(ctx: Context, ct: Ciphertext, limbs: int) -> Ciphertext:
     return ctx.drop_level(ct, max(0, ctx.max_level + 1 - limbs - ct.level))
 
 
+@functools.lru_cache(maxsize=None)
 def _compression_kernel():
-    """:func:`hepkg.omr.kernels.compression_block` where numba is installed, else None."""
+    """:func:`hepkg.omr.kernels.compression_block` where numba is installed (loaded, or compiled, once: one entry
+    computed), else None."""
     try:
         from .kernels import compression_block
     except ImportError:
         return None
+    one = np.zeros(1, np.int64)
+    compression_block(np.zeros(4, np.int64), np.zeros(2, np.int64), one, one[:, None], 1, 1, 1, 2)
     return compression_block
 
 

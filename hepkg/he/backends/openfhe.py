@@ -311,9 +311,40 @@ def _slots(pt, ckks: bool):
     return pt.GetPackedValueArray() if hasattr(pt, "GetPackedValueArray") else pt.GetPackedValue()
 
 
+def _buffer_encoder():
+    """``hepkg_openfhe_encode.packed`` (:func:`hepkg.bench.builds.openfhe_encode`) where it is importable and was built
+    for the bindings imported here, else None (the bindings' own MakePackedPlaintext)."""
+    if _ARRAY_ENCODE:
+        return None
+    try:
+        import hepkg_openfhe_encode as native
+    except ImportError:
+        return None
+    binding = getattr(getattr(ofhe, "openfhe", None), "__file__", None)
+    return native.packed if binding and native.built_for == os.path.realpath(binding) else None
+
+
+_BUFFER_ENCODE = _buffer_encoder()
+#: how packed BFV/BGV plaintexts get their slot values (in each measurement row: ``encode_path``)
+ENCODE_PATH = ("numpy buffer (bindings)" if _ARRAY_ENCODE else "numpy buffer (hepkg_openfhe_encode)"
+               if _BUFFER_ENCODE else "Python list (bindings)")
+
+
+def binding() -> dict:
+    """The folder of the ``openfhe`` package imported here and :data:`ENCODE_PATH` (a measurement row's fields)."""
+    return dict(openfhe_module=os.path.dirname(ofhe.__file__), encode_path=ENCODE_PATH)
+
+
 def _integers(values: np.ndarray):
-    """int64 slot values as the bindings read them fastest (:data:`_ARRAY_ENCODE`)."""
+    """int64 slot values as the bindings' MakePackedPlaintext reads them fastest (:data:`_ARRAY_ENCODE`)."""
     return values if _ARRAY_ENCODE else values.tolist()
+
+
+def _packed(cc, values: np.ndarray, level: int):
+    """A packed plaintext of int64 slot values at ``level``, read as :data:`ENCODE_PATH` says."""
+    if _BUFFER_ENCODE is not None:
+        return _BUFFER_ENCODE(cc, np.ascontiguousarray(values, np.int64), 1, level)
+    return cc.MakePackedPlaintext(_integers(values), 1, level)
 
 
 def _digest(mult_b: bytes, galois_b: bytes) -> bytes:
@@ -681,8 +712,7 @@ class OpenFHEContext(Context):
                 return self._cc.MakeCKKSPackedPlaintext(np.zeros_like(values), 1, level, None, self.slots)
         # BGV plaintexts stay at level 0: OpenFHE adapts them to the ciphertext's level
         # (its BGV level also counts the ModReduce after each product, unknown here).
-        return self._cc.MakePackedPlaintext(_integers(self._slot_order(values, inverse=False)), 1,
-                                            level if self.scheme == "bfv" else 0)
+        return _packed(self._cc, self._slot_order(values, inverse=False), level if self.scheme == "bfv" else 0)
 
     def _encrypt(self, pt):
         return self._cc.Encrypt(self._pk, pt)
@@ -715,7 +745,7 @@ class OpenFHEContext(Context):
         """A BFV plaintext at the level of ``x`` (re-encoded if it was encoded at another)."""
         if self.scheme != "bfv" or p.GetLevel() == x.GetLevel():
             return p
-        return self._cc.MakePackedPlaintext(_integers(np.asarray(_slots(p, False), np.int64)), 1, x.GetLevel())
+        return _packed(self._cc, np.asarray(_slots(p, False), np.int64), x.GetLevel())
 
     def _room(self, *objs) -> None:
         """DepthExhausted unless a tower can still be dropped (BGV plaintexts sit at level 0)."""
@@ -782,6 +812,14 @@ class OpenFHEContext(Context):
         if self.scheme == "bgv":
             return self._cc.ModReduce(x)
         return self._cc.LevelReduce(x, None, 1) if _LEVEL_REDUCE else self._drop_by_zero(x)
+
+    def _mod_switch_many(self, x, levels: int):
+        if self.scheme != "bfv":
+            return super()._mod_switch_many(x, levels)
+        if x.GetLevel() + levels >= self._towers:
+            raise DepthExhausted(f"cannot drop {levels} towers: the ciphertext has {self._towers - x.GetLevel()} "
+                                 f"of the {self._towers} OpenFHE chose for {self.params.name}")
+        return self._compress(x, x.GetLevel() + levels)
 
     def _drop_by_zero(self, x):
         """CKKS's level drop where the bindings lack LevelReduce: ``x`` plus the zero plaintext encoded one level
