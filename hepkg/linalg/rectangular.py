@@ -37,9 +37,9 @@ import numpy as np
 
 from .rotsum import rotate_and_sum, rotation_steps_for_sum
 
-__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "cheapest_b", "tall_matvec", "wide_matvec", "wide_plains",
-           "square_matvec",
-           "tall_numpy", "wide_numpy", "square_numpy", "tall_counts", "wide_counts", "square_counts"]
+__all__ = ["sparse_pack", "row_rotate", "tall_steps", "wide_steps", "cheapest_b", "tall_matvec", "wide_matvec",
+           "wide_plains", "square_matvec", "tall_numpy", "wide_numpy", "square_numpy", "tall_counts", "wide_counts",
+           "square_counts"]
 
 Entries = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

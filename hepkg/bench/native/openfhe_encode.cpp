@@ -1,6 +1,6 @@
 // hepkg_openfhe_encode: OpenFHE's packed encoding read straight from a numpy buffer.
 //
-// openfhe-python before 1.6 converts a Python sequence element by element (about 1.8 ms of Python work for
+// openfhe-python before 1.6 converts a Python sequence element by element (about 2 ms of Python work for
 // 65,536 slots: the list, then each item), more than the encoding itself; this module hands the int64 buffer to
 // CryptoContextImpl::MakePackedPlaintext. Built by hepkg.bench.builds.openfhe_encode against one openfhe-python
 // build (the same OpenFHE, flags and pybind11), whose CryptoContext and Plaintext types it takes and returns.
