@@ -312,7 +312,9 @@ class Detector:
         with _phase(ctx, phases, "affine"):
             d = self._affine(clues)
         with _phase(ctx, phases, "range_check"):
-            pv = [range_check(ctx, block, lay.ps.bound) for block in d]
+            # PV down to the compression's primes here, as the authors' rangeCheck ends (Compress to 2 towers and
+            # a key switch to the compression's key, inside their timer: src/detect.cpp)
+            pv = [_keep_limbs(ctx, range_check(ctx, block, lay.ps.bound), COMPRESSION_LIMBS) for block in d]
         with _phase(tuple(c for c in (ctx, self.low, self.small) if c is not None), phases, "compression"):
             out = self._compress(pv, N, slots)
             t0 = time.perf_counter()
@@ -322,10 +324,9 @@ class Detector:
         return Digest(out, N, lay, phases)
 
     def _compress(self, pv: list, N: int, slots) -> Ciphertext:
-        """The compressed PV blocks: dropped to the compression's primes (moved to its context where there is
-        one), the wide MatMul (:meth:`_switch` then makes the digest)."""
+        """The compressed PV blocks (at the compression's primes: moved to its context where there is one), the
+        wide MatMul (:meth:`_switch` then makes the digest)."""
         ctx, low = self.ctx, self.low
-        pv = [_keep_limbs(ctx, x, COMPRESSION_LIMBS) for x in pv]
         if low is not ctx:
             pv = [low.adopt(x) for x in pv]
         plains = self._plains.get(N)                 # SophOMD's, after precompute(N)
