@@ -86,10 +86,10 @@ for rep in range(reps):
             if hasattr(det, "_switch"):                        # since ring switching: the digest apart
                 out = det._switch(out)
         else:
-            low = [D._keep_limbs(pub, x, D.COMPRESSION_LIMBS) for x in pv]
+            low = [pub.keep_primes(x, D.COMPRESSION_LIMBS) for x in pv]
             out = rectangular.wide_matvec(pub, low, D._compression_entries(lay, N, slots), lay.K, N,
                                           b=lay.b_compress)
-            out = D._keep_limbs(pub, out, 1)
+            out = pub.keep_primes(out, 1)
     wall = time.perf_counter() - t0
     lib = library_seconds() - lib0
     if low_ctx is not pub:

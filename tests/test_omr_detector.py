@@ -52,6 +52,56 @@ def test_eval_poly_matches_numpy_at_the_least_depth(degree, odd):
     assert out.depth == (top - 1).bit_length()                   # ceil(log2(top)): x^top's least depth
 
 
+def test_primes_for_depth_is_what_openfhe_builds():
+    pytest.importorskip("openfhe")
+    ctx = he.context("openfhe", "toy-bfv-omr-soph", insecure=True)
+    counts = [ctx.primes_for_depth(d) for d in range(1, ctx.params.depth + 1)]
+    assert counts[-1] == ctx.max_level + 1                       # the set's own depth: the primes it has
+    assert counts == sorted(counts) and counts[0] == 2 < counts[-1]
+    assert ctx.primes_for_depth(0) is None
+    assert he.context("sim", "toy-bfv-omr-soph", insecure=True).primes_for_depth(5) is None
+
+
+@pytest.mark.parametrize("hp", ["toy-bfv-omr", "toy-bfv-omr-soph"])
+def test_range_check_dropping_primes_matches_numpy(hp):
+    """The plan's products run at fewer primes (every product still counted once) and PV is numpy's, with the
+    budget the compression needs left at its two primes (toy-bfv-omr counts plaintext products as depth)."""
+    pytest.importorskip("openfhe")
+    from hepkg.he.noise import probed_budget
+    ctx = he.context("openfhe", hp, insecure=True)
+    p, bound, rng = ctx.plain_modulus, 5, np.random.default_rng(3)
+    d = rng.integers(-bound - 3, bound + 4, (ctx.slots, 2))
+    d[:100] = rng.integers(0, p, (100, 2))
+    cts = [ctx.encrypt(d[:, j] % p) for j in range(2)]
+    plan = RC.drop_plan(ctx, bound, 2, D.COMPRESSION_DEPTH + D.DROP_MARGIN)
+    assert plan == sorted(plan, reverse=True) and plan[-1] < plan[0] <= ctx.max_level + 2
+    with ctx.counting() as ops:
+        out = RC.range_check(ctx, cts, bound, plan)
+    np.testing.assert_array_equal(ctx.decrypt(out, signed=False) % p, RC.range_check_numpy(d, bound, p))
+    assert ops["mul_ct"] == RC.range_check_counts(bound, p, 2)["mul_ct"] and ops["mod_switch"] > 0
+    assert ctx.max_level + 1 - out.level == plan[-1]
+    if not ctx.params.plain_depth:
+        full = RC.range_check(ctx, cts, bound)
+        kept = [probed_budget(ctx, ctx.keep_primes(x, D.COMPRESSION_LIMBS)) for x in (out, full)]
+        assert kept[0] >= kept[1] - 30, kept
+
+
+def test_the_detector_plans_drops_where_the_backend_says():
+    lay = D.layout(PS, 1024, scheme="sophomd", k=4, payload_bytes=8)
+    board = BB.bulletin_board(100, 1, PS, payload_bytes=8, seed=1)
+    plans = {}
+    for backend in BFV_BACKENDS:
+        ctx = he.context(backend, HP, rotations=lay.steps, policy="exact", swap=True, insecure=True)
+        key = D.Receiver(ctx, board.sk, lay).detection_key()
+        plans[backend] = D.Detector(key).plan, D.Detector(key, drops=False).plan
+    for backend, (plan, off) in plans.items():          # only OpenFHE says how many primes a depth takes
+        assert off is None
+        if backend == "openfhe":
+            assert len(plan) == RC.range_check_counts(PS.bound, PS.q, 2, True)["depth"]
+        else:
+            assert plan is None
+
+
 def pow_mod(x, e, p):
     out = np.ones_like(x)
     for _ in range(e):

@@ -665,6 +665,16 @@ class Context(ABC):
         self.counter.add("mod_switch", levels)
         return self._derive(self._mod_switch_many(a.raw, levels), a, level=a.level + levels, size=a.size)
 
+    def keep_primes(self, a: Ciphertext, primes: int) -> Ciphertext:
+        """``a`` with at most ``primes`` data primes: :meth:`drop_level` of the others (``a`` where it has no more)."""
+        return self.drop_level(a, self.max_level + 1 - primes - a.level)
+
+    def primes_for_depth(self, depth: int) -> int | None:
+        """BFV: the data primes this backend's parameter generation gives a circuit of ``depth`` ciphertext products
+        on this ring and plaintext modulus, which a ciphertext with ``depth`` products still to come keeps
+        (:func:`hepkg.omr.rangecheck.range_check` drops the others); None where the backend does not say."""
+        return None
+
     def _mod_switch_many(self, x, levels: int):
         """``levels`` backend mod switches (a backend that drops several primes at once overrides it)."""
         for _ in range(levels):

@@ -45,7 +45,7 @@ from ..linalg.rectangular import (cheapest_b, sparse_pack, tall_counts, tall_mat
                                   wide_matvec, wide_plains, wide_steps)
 from .board import PAYLOAD_BYTES, check_slots, payload_slots
 from .decode import _flint, decode, decode_indices
-from .rangecheck import range_check, range_check_counts
+from .rangecheck import drop_plan, range_check, range_check_counts
 from .signaling import Clue, PSParams, SecretKey
 
 __all__ = ["SCHEMES", "PHASES", "Layout", "layout", "digest_counts", "DetectionKey", "Digest", "receiver_context",
@@ -56,6 +56,13 @@ PHASES = ("affine", "range_check", "compression")
 #: Towers PV keeps for the compression (the authors' compression context: Q = 2 x 60 bits); the digest is sent
 #: at one.
 COMPRESSION_LIMBS = 2
+#: Ciphertext products after the range check that PV's primes must leave room for (the authors' compression
+#: context: MultiplicativeDepth_comp 1, two primes)
+COMPRESSION_DEPTH = 1
+#: Products of margin the range check's drop plan keeps beyond OpenFHE's estimate for the compression. Measured
+#: (PV's noise budget at two primes, SophOMD, the range check alone; /work notes in docs/benchmarks.md): none
+#: leaves 56 of 80 bits at 2^16 and 17 of 100 on toy-bfv-omr, where the compression then fails; one leaves 77 and 39
+DROP_MARGIN = 1
 #: The least ring the digest descends to (Sec. 4.2, ring switching): its two 60-bit primes and special prime (log PQ
 #: 180) are 128-bit secure from 2^13 on (the HE standard allows 218 bits), the authors' SophOMD ring (Table 5).
 SUBRING_MIN = 1 << 13
@@ -267,9 +274,13 @@ def _check_context(ctx: Context, lay: Layout, lowered: bool) -> None:
 
 
 class Detector:
-    """The server: digests a bulletin board with the receiver's detection key (no secret key)."""
+    """The server: digests a bulletin board with the receiver's detection key (no secret key).
 
-    def __init__(self, key: DetectionKey):
+    ``drops`` (default): the range check's products drop the primes the rest of the circuit does not need
+    (:func:`~hepkg.omr.rangecheck.drop_plan`, made once here as ``plan``; None where the backend does not say or
+    ``drops`` is off)."""
+
+    def __init__(self, key: DetectionKey, *, drops: bool = True):
         if not isinstance(key, DetectionKey):
             raise TypeError(f"the detector needs a DetectionKey, got {type(key).__name__}")
         self.ctx = require_public(key.context, "the OMR detector")
@@ -289,6 +300,9 @@ class Detector:
         self.key, self.layout = key, key.layout
         self._plains: dict[int, list] = {}
         _compression_kernel()                     # numba's import and kernel load, before any digest
+        lay = key.layout
+        plan = drop_plan(self.ctx, lay.ps.bound, lay.ps.l, COMPRESSION_DEPTH + DROP_MARGIN) if drops else [None]
+        self.plan = None if all(k is None for k in plan) else plan
 
     def precompute(self, N: int) -> None:
         """SophOMD's compression diagonals for boards of N messages, encoded once (they depend on N, k and p
@@ -314,7 +328,7 @@ class Detector:
         with _phase(ctx, phases, "range_check"):
             # PV down to the compression's primes here, as the authors' rangeCheck ends (Compress to 2 towers and
             # a key switch to the compression's key, inside their timer: src/detect.cpp)
-            pv = [_keep_limbs(ctx, range_check(ctx, block, lay.ps.bound), COMPRESSION_LIMBS) for block in d]
+            pv = [ctx.keep_primes(range_check(ctx, block, lay.ps.bound, self.plan), COMPRESSION_LIMBS) for block in d]
         with _phase(tuple(c for c in (ctx, self.low, self.small) if c is not None), phases, "compression"):
             out = self._compress(pv, N, slots)
             t0 = time.perf_counter()
@@ -337,8 +351,8 @@ class Detector:
         """The digest: the compression's output at one prime, ring-switched to the digest's subring where there
         is one (:meth:`_fold`, :meth:`Context.descend`)."""
         if self.small is None:
-            return _keep_limbs(self.low, out, 1)
-        return self.small.descend(_keep_limbs(self.low, self._fold(out), 1))
+            return self.low.keep_primes(out, 1)
+        return self.small.descend(self.low.keep_primes(self._fold(out), 1))
 
     def _fold(self, out: Ciphertext) -> Ciphertext:
         """The digest's K slots where ring switching keeps them whole (:meth:`Context.subring`): slots j < n'/2 of
@@ -379,11 +393,6 @@ def check_ring(ps, n: int) -> None:
         raise TypeError(f"ps must be PSParams, got {type(ps).__name__}")
     if (n // 2) % ps.n:
         raise ValueError(f"n'={ps.n} must divide the BFV row of n/2={n // 2} slots (sparse packing)")
-
-
-def _keep_limbs(ctx: Context, ct: Ciphertext, limbs: int) -> Ciphertext:
-    """``ct`` modulus-switched down to ``limbs`` data primes (no-op where it has no more)."""
-    return ctx.drop_level(ct, max(0, ctx.max_level + 1 - limbs - ct.level))
 
 
 @functools.lru_cache(maxsize=None)

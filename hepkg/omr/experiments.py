@@ -29,7 +29,7 @@ __all__ = ["measure", "measure_here", "noise_trace", "noise_trace_here", "counts
            "decode_times", "sizes"]
 
 _DEFAULTS = dict(k=50, payload_bytes=612, seed=0, reps=1, insecure=False, b_affine=None, b_compress=None, nu=2,
-                 b_unpack=None)
+                 b_unpack=None, drops=True)
 
 
 def _layout(cfg: dict):
@@ -43,11 +43,13 @@ def _layout(cfg: dict):
                     b_affine=cfg["b_affine"], b_compress=cfg["b_compress"], N=cfg["N"])
 
 
-def _parties(ctx, board, lay):
-    """(receiver, detector) of the layout's scheme."""
-    perf = isinstance(lay, PF.PerfLayout)
-    receiver = (PF.PerfReceiver if perf else D.Receiver)(ctx, board.sk, lay)
-    return receiver, (PF.PerfDetector if perf else D.Detector)(receiver.detection_key())
+def _parties(ctx, board, lay, drops: bool = True):
+    """(receiver, detector) of the layout's scheme (SophOMR's range check dropping primes unless ``drops`` is off)."""
+    if isinstance(lay, PF.PerfLayout):
+        receiver = PF.PerfReceiver(ctx, board.sk, lay)
+        return receiver, PF.PerfDetector(receiver.detection_key())
+    receiver = D.Receiver(ctx, board.sk, lay)
+    return receiver, D.Detector(receiver.detection_key(), drops=drops)
 
 
 def _setup(cfg: dict):
@@ -121,7 +123,7 @@ def measure_here(config: dict) -> list[dict]:
     rss_ok = reset_peak_rss()
     t0 = time.perf_counter()
     ctx = _context(cfg["backend"], cfg, lay)
-    receiver, detector = _parties(ctx, board, lay)
+    receiver, detector = _parties(ctx, board, lay, cfg["drops"])
     keygen_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     detector.precompute(cfg["N"])                 # SophOMD's compression plaintexts, once per N (not per digest)
@@ -135,6 +137,7 @@ def measure_here(config: dict) -> list[dict]:
                  compression_keys="top" if receiver.low is None else receiver.low.params.name,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
                  K=lay.K, descent=_descent(receiver),
+                 range_check_primes="all" if detector.plan is None else ",".join(map(str, detector.plan)),
                  detection_key_bytes=sizes["relin_key"] + sizes["galois_keys"] + sizes["switch_key"] + ps_secret,
                  ps_secret_bytes=ps_secret, **{f"{k}_bytes": v for k, v in sizes.items() if k != "rotation_keys"})
     rows = []
@@ -200,7 +203,7 @@ def noise_trace_here(config: dict) -> list[dict]:
         probe(stage, own, known.get(stage))
         if stage == "slot_to_coeff":
             for limbs in cfg.get("probe_limbs", (2, 3)):
-                low = D._keep_limbs(ctx, own, limbs)
+                low = ctx.keep_primes(own, limbs)
                 probe("expansion", low, None)
                 for i in leaves:
                     probe("leaf", expand_path(ctx, low, int(i))[-1], int(bundle[i]), leaf=int(i))

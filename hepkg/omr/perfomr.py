@@ -40,7 +40,7 @@ from ..linalg.rectangular import tall_counts, tall_steps
 from .board import PAYLOAD_BYTES, check_slots, payload_slots
 from .compress import INDEX_SLOTS, PerfOMRCode
 from .decode import perfomr_decode, perfomr_decode_indices
-from .detector import DetectionKey, Detector, Receiver, _keep_limbs, _phase, check_ring
+from .detector import DetectionKey, Detector, Receiver, _phase, check_ring
 from .rangecheck import range_check, range_check_counts
 from .signaling import Clue, PSParams
 from .unpack import expand, slots_to_coeffs, unpack_counts, unpack_steps
@@ -217,13 +217,14 @@ class PerfReceiver(Receiver):
 
 
 class PerfDetector(Detector):
-    """The PerfOMR server: digests a board with the receiver's detection key (no secret key)."""
+    """The PerfOMR server: digests a board with the receiver's detection key (no secret key). Its compression
+    multiplies PV by ciphertexts at every prime: its range check keeps them (``drops`` off)."""
 
     def __init__(self, key: DetectionKey):
         if not isinstance(key, DetectionKey) or not isinstance(key.layout, PerfLayout):
             raise TypeError("the PerfOMR detector needs a DetectionKey made for a PerfLayout")
         key.layout.check_runs()
-        super().__init__(key)
+        super().__init__(key, drops=False)
 
     def digest(self, clues: Clue, slots: np.ndarray | None = None, *, trace=None) -> PerfDigest:
         """The digest of N messages: clues (a batch of N) and, for PerfOMR, their (N, t) payload slots (digits in [0, p): others raise).
@@ -272,11 +273,11 @@ class PerfDetector(Detector):
                 trace("bundle", bundle)
             one: dict = {}
             with _phase(ctx, one, "slot_to_coeff"):
-                coeffs = slots_to_coeffs(ctx, _keep_limbs(ctx, bundle, UNPACK_LIMBS), b=lay.b_unpack)
+                coeffs = slots_to_coeffs(ctx, ctx.keep_primes(bundle, UNPACK_LIMBS), b=lay.b_unpack)
             total = phases.setdefault("slot_to_coeff", dict.fromkeys(("wall_s", "he_s", "encode_s", "encode"), 0))
             for key in total:
                 total[key] += one["slot_to_coeff"][key]
-            low = _keep_limbs(ctx, coeffs, lay.expand_limbs)
+            low = ctx.keep_primes(coeffs, lay.expand_limbs)
             if c == 0:
                 trace("slot_to_coeff", coeffs)
             leaves = expand(ctx, low)
@@ -290,7 +291,7 @@ class PerfDetector(Detector):
                     term = ctx.dot_plain(cts, list(pts))
                     acc[a] = term if acc[a] is None else ctx.add(acc[a], term)
         trace("index_sum", acc[0])
-        out = tuple(_keep_limbs(ctx, a, 1) if a is not None else None for a in acc)
+        out = tuple(ctx.keep_primes(a, 1) if a is not None else None for a in acc)
         trace("index", out[0])
         return out
 
