@@ -57,7 +57,7 @@ import openfhe as ofhe
 from ..context import Context
 from ..envelope import frame, unframe
 from ..errors import BackendUnavailable, ContextMismatch, CorruptedData, DepthExhausted, ParameterError, SchemeError
-from ..guard import in_child, isolated
+from ..guard import in_child
 from .. import subring
 from ...rns.arith import Modulus, is_prime, ntt_primes
 from ...rns.keys import SwitchKey
@@ -824,20 +824,12 @@ class OpenFHEContext(Context):
         that every depth answers."""
         if self.scheme != "bfv" or depth < 1:
             return None
-        if (self.params, depth) not in _PRIMES_FOR_DEPTH:       # every depth up to the set's and two more at once
-            _PRIMES_FOR_DEPTH.update(isolated(self._primes_for_depths, max(depth, self.params.depth + 2),
-                                              what="OpenFHE's primes by depth", timed=False))
-        return _PRIMES_FOR_DEPTH[(self.params, depth)]
-
-    def _primes_for_depths(self, deepest: int) -> dict:
-        """{(parameter set, depth): primes of Q} for depths 1 .. ``deepest``; run in a forked child, since OpenFHE
-        keeps every context it builds in its registry (at 2^16, 0.8 GB for 28 of them)."""
-        out = {}
-        for depth in range(1, deepest + 1):
+        key = (self.params, depth)
+        if key not in _PRIMES_FOR_DEPTH:
             cp = self._cc_params(self.params.replace(depth=depth, ks_digits=1))
             cp.SetSecurityLevel(ofhe.HEStd_NotSet)
-            out[(self.params, depth)] = len(_q_primes(json.loads(ofhe.Serialize(ofhe.GenCryptoContext(cp), ofhe.JSON))))
-        return out
+            _PRIMES_FOR_DEPTH[key] = len(_q_primes(json.loads(ofhe.Serialize(ofhe.GenCryptoContext(cp), ofhe.JSON))))
+        return _PRIMES_FOR_DEPTH[key]
 
     def _mod_switch_many(self, x, levels: int):
         if self.scheme != "bfv":
