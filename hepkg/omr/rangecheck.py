@@ -150,25 +150,20 @@ def drop_plan(ctx, bound: int, l: int, after: int) -> list:
 
 
 class _Dropping:
-    """``ctx`` for :func:`range_check` whose products first drop their operands to ``plan``'s primes (each
-    ciphertext dropped once per prime count); ``base``: the depth of the range check's inputs."""
+    """``ctx`` for :func:`range_check` whose products first drop their operands to ``plan``'s primes (a square's
+    once); ``base``: the depth of the range check's inputs. Nothing is cached: a ciphertext lives as long as the
+    circuit holds it (a cache of drops kept every intermediate of the squarings: peak RSS 3.6 against 2.8 GB)."""
 
     def __init__(self, ctx, plan: list, base: int):
         self.ctx, self.plan, self.base, self.plain_modulus = ctx, plan, base, ctx.plain_modulus
         self.mul_plain, self.add, self.negate = ctx.mul_plain, ctx.add, ctx.negate
-        self._kept: dict = {}
 
     def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         primes = self.plan[max(a.depth, b.depth) - self.base]
-        if primes is not None:
-            a, b = self._keep(a, primes), self._keep(b, primes)
-        return self.ctx.mul(a, b)
-
-    def _keep(self, x: Ciphertext, primes: int) -> Ciphertext:
-        key = (id(x), primes)
-        if key not in self._kept:                         # x held beside its drop: its id stays its own
-            self._kept[key] = (x, self.ctx.keep_primes(x, primes))
-        return self._kept[key][1]
+        if primes is None:
+            return self.ctx.mul(a, b)
+        a_kept = self.ctx.keep_primes(a, primes)
+        return self.ctx.mul(a_kept, a_kept if b is a else self.ctx.keep_primes(b, primes))
 
 
 def range_check_numpy(d: np.ndarray, bound: int, p: int) -> np.ndarray:
