@@ -60,8 +60,8 @@ COMPRESSION_LIMBS = 2
 #: context: MultiplicativeDepth_comp 1, two primes)
 COMPRESSION_DEPTH = 1
 #: Products of margin the range check's drop plan keeps beyond OpenFHE's estimate for the compression. Measured
-#: (PV's noise budget at two primes, SophOMD, the range check alone; /work notes in docs/benchmarks.md): none
-#: leaves 56 of 80 bits at 2^16 and 17 of 100 on toy-bfv-omr, where the compression then fails; one leaves 77 and 39
+#: (PV's noise budget at two primes, SophOMD, the range check alone: scripts/omr_drop_plan.py, docs/benchmarks.md):
+#: none leaves 56 of 80 bits at 2^16 and 17 of 100 on toy-bfv-omr, where the compression then fails; one, 77 and 39
 DROP_MARGIN = 1
 #: The least ring the digest descends to (Sec. 4.2, ring switching): its two 60-bit primes and special prime (log PQ
 #: 180) are 128-bit secure from 2^13 on (the HE standard allows 218 bits), the authors' SophOMD ring (Table 5).
