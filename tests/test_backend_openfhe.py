@@ -216,6 +216,40 @@ def test_public_context_in_a_fresh_process(tmp_path):
     np.testing.assert_array_equal(c.decrypt(out, 7), np.arange(1, 8) ** 2)
 
 
+def test_a_ciphertext_of_parameters_new_to_the_process_leaves_no_broken_context(tmp_path):
+    """OpenFHE keeps the first crypto context it meets per parameter set and hands it to every context built with
+    them later; one met in a received ciphertext used to be kept without its CRT tables (parsed with their
+    precomputation off), and a context built afterwards with those parameters crashed in Encrypt or decrypted
+    garbage (spmv at bfv-8192-d2 gave [-3568, -22495, -18895] for [7, 6, -11] after such a test). Such a payload
+    in an authenticated envelope (parsed without a guard's child) is now refused unparsed, and the later context
+    computes right."""
+    c = ctx("openfhe", "bfv")
+    (tmp_path / "ct").write_bytes(ofhe.Serialize(c.encrypt(np.arange(8)).raw, ofhe.BINARY))
+    p = INT["bfv"]
+    script = f"""
+import pathlib, sys
+import numpy as np
+import hepkg.he as he
+from hepkg.he import ParamSet, envelope
+other = he.context("openfhe", "toy-bfv-1024", insecure=True)
+meta, _ = envelope.unpack(other.serialize(other.encrypt([1])), "ciphertext", key=other.session_key)
+meta.pop("kind")
+blob = envelope.pack("ciphertext", meta, (pathlib.Path(sys.argv[1]) / "ct").read_bytes(), key=other.session_key)
+try:
+    other.deserialize(blob)
+except he.CorruptedData as exc:
+    print("refused:", exc)
+p = ParamSet(name="p", scheme="bfv", n={p.n}, plain_modulus={p.plain_modulus}, qi_bits={p.qi_bits}, depth=2)
+late = he.context("openfhe", p, insecure=True)
+x = late.encrypt(np.arange(8))
+print(late.decrypt(late.mul(x, x), 8).tolist())
+"""
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused: the ciphertext payload carries another crypto context than toy-bfv-1024's" in out.stdout
+    assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
+
+
 @pytest.mark.parametrize("lists_maps", [True, False])
 def test_in_process_public_context_shares_keys_and_refuses_when_absent(lists_maps, monkeypatch):
     """public() refers to the keys in OpenFHE's process-wide maps; the same payload where those keys are

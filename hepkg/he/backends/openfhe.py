@@ -854,7 +854,31 @@ class OpenFHEContext(Context):
         return ofhe.Serialize(x, _BIN)
 
     def _deser(self, data: bytes):
+        # OpenFHE keeps the first crypto context it meets for a set of parameters and hands it to every context
+        # built with them later: one parsed here, without its CRT tables (_parse_ciphertext), would make those
+        # compute garbage or crash. So bytes carrying another crypto context are refused before they are parsed.
+        if not data.startswith(self._context_bytes):
+            raise CorruptedData(f"the ciphertext payload carries another crypto context than {self.params.name}'s "
+                                f"(its serialized parameters differ from this context's)")
         return _parse_ciphertext(data)
+
+    @functools.cached_property
+    def _context_bytes(self) -> bytes:
+        """What every serialized ciphertext of this context starts with: its crypto context, up to the key tag.
+        Made in this process before a guard's child parses (it cannot encrypt: libgomp's threads do not survive
+        fork)."""
+        data = self._template(0)[0]
+        return data[:data.index(self._tag.encode())]
+
+    def deserialize(self, data: bytes, *, guard: bool = False):
+        if self.fragile_ciphertexts:
+            self._context_bytes
+        return super().deserialize(data, guard=guard)
+
+    def vet(self, source, *, what: str, sizes=None) -> None:
+        if self.fragile_ciphertexts:
+            self._context_bytes
+        super().vet(source, what=what, sizes=sizes)
 
     @property
     def fragile_ciphertexts(self) -> bool:
