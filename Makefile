@@ -33,7 +33,7 @@ test: $(STAMP) ## does the install work? every backend, every section at quick s
 		--nbval-lax --nbval-current-env notebooks tests $(PYTEST_ARGS)
 
 test-long: $(STAMP) ## what make test leaves out (CI runs both): fuzzing (1,000 mutations per deserializer), long suites, test-rns
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "(slow or long) and not full" tests $(PYTEST_ARGS)
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) --dist load -m "(slow or long) and not full" --durations=20 tests $(PYTEST_ARGS)
 	$(MAKE) test-rns
 
 test-slow: $(STAMP) ## the fuzzing alone: 1,000 mutations per deserializer and backend (HEPKG_FUZZ_TRIALS); part of test-long

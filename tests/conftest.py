@@ -6,6 +6,9 @@ and :data:`LONG`, the cases ``make test`` leaves to ``make test-long``.
 """
 import functools
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -103,6 +106,12 @@ def make_context(backend: str, scheme: str, policy: str = "pow2"):
     params = BFV if scheme == "bfv" else CKKS
     rotations = "all" if policy == "pow2" else ROTATIONS
     return he.context(backend, params, rotations=rotations, policy=policy, swap=scheme == "bfv")
+
+
+def run_python(code: str, *args, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (hepkg from this checkout); its exit code tells a crash apart."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
 
 
 def received(data, **kw):

@@ -4,8 +4,6 @@ Each test is the item's reproduction and failed before the fix. Reproductions th
 the interpreter run in a subprocess, so that a regression fails the test instead of killing pytest.
 Item 2 (truncated Matrix Market files) is tested in test_datasets.py.
 """
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -14,17 +12,11 @@ import pytest
 import hepkg.he as he
 from hepkg.he import envelope
 from hepkg.he.envelope import frame, unframe
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received, run_python
 
 BACKENDS = sorted(set(BFV_BACKENDS) | set(CKKS_BACKENDS))
 needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
 needs_pyfhel = pytest.mark.skipif(not he.availability()["pyfhel"], reason="needs pyfhel")
-
-
-def run_python(code: str, *args, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``code`` in a fresh interpreter (hepkg from this checkout); its exit code tells a crash apart."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout)
 
 
 # ------------------------------------------------------------------ 3. altered ciphertexts survive decryption

@@ -13,7 +13,7 @@ import pytest
 
 import hepkg.he as he
 from hepkg.he import envelope
-from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received
+from conftest import BFV, BFV_BACKENDS, CKKS, CKKS_BACKENDS, received, run_python
 
 REAL = sorted((set(BFV_BACKENDS) | set(CKKS_BACKENDS)) - {"sim"})
 needs_openfhe = pytest.mark.skipif(not he.availability()["openfhe"], reason="needs openfhe")
@@ -166,12 +166,6 @@ def test_12_a_damaged_npz_matrix_names_itself(tmp_path, damage):
 
 
 # ------------------------------------------------------------------ 9. key-map poisoning, a variant
-def run_python(code: str, *args, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``code`` in a fresh interpreter (hepkg from this checkout); its exit code tells a crash apart."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout)
-
-
 @needs_openfhe
 def test_9_rotation_keys_under_a_tag_this_process_holds_are_refused(tmp_path):
     """A forged context (its own public key, rotation keys re-tagged with a victim's tag that the process already
