@@ -301,8 +301,7 @@ class Detector:
         self._plains: dict[int, list] = {}
         _compression_kernel()                     # numba's import and kernel load, before any digest
         lay = key.layout
-        plan = drop_plan(self.ctx, lay.ps.bound, lay.ps.l, COMPRESSION_DEPTH + DROP_MARGIN) if drops else [None]
-        self.plan = None if all(k is None for k in plan) else plan
+        self.plan = drop_plan(self.ctx, lay.ps.bound, lay.ps.l, COMPRESSION_DEPTH + DROP_MARGIN) if drops else None
 
     def precompute(self, N: int) -> None:
         """SophOMD's compression diagonals for boards of N messages, encoded once (they depend on N, k and p

@@ -141,12 +141,14 @@ def range_check(ctx, d_cts: list, bound: int, plan: list | None = None):
     return _product(ctx, flags)
 
 
-def drop_plan(ctx, bound: int, l: int, after: int) -> list:
+def drop_plan(ctx, bound: int, l: int, after: int) -> list | None:
     """plan[i] (i = 0 .. depth - 1): the primes each operand of a range-check product keeps when the deeper one
     is i products into the circuit: :meth:`Context.primes_for_depth` of the products still to come on the deepest
-    path from there (this one included) and the ``after`` that follow the range check; None: keep them all."""
+    path from there (this one included) and the ``after`` that follow the range check; None where the backend
+    does not say (every prime is kept)."""
     depth = range_check_counts(bound, ctx.plain_modulus, l, ctx.params.plain_depth)["depth"]
-    return [ctx.primes_for_depth(depth - i + after) for i in range(depth)]
+    plan = [ctx.primes_for_depth(depth - i + after) for i in range(depth)]
+    return None if None in plan else plan
 
 
 class _Dropping:
@@ -160,8 +162,6 @@ class _Dropping:
 
     def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         primes = self.plan[max(a.depth, b.depth) - self.base]
-        if primes is None:
-            return self.ctx.mul(a, b)
         a_kept = self.ctx.keep_primes(a, primes)
         return self.ctx.mul(a_kept, a_kept if b is a else self.ctx.keep_primes(b, primes))
 
