@@ -899,8 +899,9 @@ class OpenFHEContext(Context):
     def _checked(self, raw, meta: dict, payload: bytes):
         # An OpenFHE ciphertext carries its own copy of the crypto context. Deserializing one whose copy
         # differs from this context's (altered parameter bytes) yields a ciphertext of a new crypto
-        # context that parses fine and then kills the process in Decrypt (SIGFPE, SIGABRT). OpenFHE hands
-        # back the one crypto context it holds for equal parameters, so the parsed one must be ours.
+        # context that parses fine and then kills the process in Decrypt (SIGFPE, SIGABRT). _deser refuses
+        # such bytes before parsing; OpenFHE hands back the one crypto context it holds for equal parameters,
+        # so what parsed must be ours.
         if raw.GetCryptoContext() is not self._cc:
             raise CorruptedData(f"the ciphertext payload carries another crypto context than {self.params.name}'s "
                                 f"(altered parameters): OpenFHE would crash decrypting it")
