@@ -219,9 +219,8 @@ def test_public_context_in_a_fresh_process(tmp_path):
 def test_a_ciphertext_of_parameters_new_to_the_process_leaves_no_broken_context(tmp_path):
     """OpenFHE keeps the first crypto context it meets per parameter set and hands it to every context built with
     them later; one met in a received ciphertext used to be kept without its CRT tables (parsed with their
-    precomputation off), and a context built afterwards with those parameters crashed in Encrypt or decrypted
-    garbage (spmv at bfv-8192-d2 gave [-3568, -22495, -18895] for [7, 6, -11] after such a test). Such a payload
-    in an authenticated envelope (parsed without a guard's child) is now refused unparsed, and the later context
+    precomputation off), and a context built afterwards with those parameters crashed in Encrypt (SIGSEGV).
+    Such a payload in an authenticated envelope (parsed without a guard's child) is now refused unparsed, and the later context
     computes right."""
     c = ctx("openfhe", "bfv")
     (tmp_path / "ct").write_bytes(ofhe.Serialize(c.encrypt(np.arange(8)).raw, ofhe.BINARY))
