@@ -11,7 +11,7 @@ ofhe = pytest.importorskip("openfhe")
 
 import hepkg.he as he  # noqa: E402
 from hepkg.he import ParamSet  # noqa: E402
-from conftest import received  # noqa: E402
+from conftest import received, run_python  # noqa: E402
 
 N = 4096
 T = 65537
@@ -220,8 +220,8 @@ def test_a_ciphertext_of_parameters_new_to_the_process_leaves_no_broken_context(
     """OpenFHE keeps the first crypto context it meets per parameter set and hands it to every context built with
     them later; one met in a received ciphertext used to be kept without its CRT tables (parsed with their
     precomputation off), and a context built afterwards with those parameters crashed in Encrypt (SIGSEGV).
-    Such a payload in an authenticated envelope (parsed without a guard's child) is now refused unparsed, and the later context
-    computes right."""
+    Such a payload in an authenticated envelope (parsed without a guard's child) is now refused unparsed, and the
+    later context computes right."""
     c = ctx("openfhe", "bfv")
     (tmp_path / "ct").write_bytes(ofhe.Serialize(c.encrypt(np.arange(8)).raw, ofhe.BINARY))
     p = INT["bfv"]
@@ -243,7 +243,7 @@ late = he.context("openfhe", p, insecure=True)
 x = late.encrypt(np.arange(8))
 print(late.decrypt(late.mul(x, x), 8).tolist())
 """
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    out = run_python(script, tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused: the ciphertext payload carries another crypto context than toy-bfv-1024's" in out.stdout
     assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
