@@ -10,7 +10,7 @@ import pytest
 ofhe = pytest.importorskip("openfhe")
 
 import hepkg.he as he  # noqa: E402
-from hepkg.he import ParamSet  # noqa: E402
+from hepkg.he import ParamSet, envelope  # noqa: E402
 from conftest import received, run_python  # noqa: E402
 
 N = 4096
@@ -246,6 +246,45 @@ print(late.decrypt(late.mul(x, x), 8).tolist())
     out = run_python(script, tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused: the ciphertext payload carries another crypto context than toy-bfv-1024's" in out.stdout
+    assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
+
+
+def test_keys_carrying_an_altered_crypto_context_are_refused_before_they_change_later_products(tmp_path):
+    """Each OpenFHE key carries a copy of its crypto context. A Galois-key copy with a plaintext root of unity set
+    (the field after t; fuzz_keys' mutation 208 wrote 52 there at N = 8192) was registered as a crypto context of
+    its own and the forged context accepted; after a context of another ring was built, a new context of these
+    parameters encrypted and decrypted right and multiplied wrong (81 here: order 2^14, not the 2N-th root the
+    encoding needs). Such keys are refused (in the guard's child, before the receiver parses them), and the
+    later context multiplies right."""
+    p = INT["bfv"]
+    maker = he.context("openfhe", p, rotations=[1], insecure=True)
+    meta, payload = envelope.unpack(maker.to_bytes(), "context")
+    parts = envelope.unframe(payload, 4)
+    root = parts[3].index(p.plain_modulus.to_bytes(8, "little") + bytes(8)) + 8
+    parts[3] = parts[3][:root] + (81).to_bytes(8, "little") + parts[3][root + 8:]
+    meta.pop("kind")
+    (tmp_path / "forged").write_bytes(envelope.pack("context", meta, envelope.frame(parts)))
+    script = f"""
+import pathlib, sys
+import numpy as np
+import hepkg.he as he
+from hepkg.he import ParamSet
+data = (pathlib.Path(sys.argv[1]) / "forged").read_bytes()
+try:
+    he.load_context(data, fingerprint=he.fingerprint(data))
+    print("accepted")
+except he.CorruptedData as exc:
+    print("refused:", exc)
+half = ParamSet(name="half", scheme="bfv", n={p.n // 2}, plain_modulus={p.plain_modulus}, qi_bits=(60, 60, 60), depth=1)
+he.context("openfhe", half, insecure=True)
+p = ParamSet(name="p", scheme="bfv", n={p.n}, plain_modulus={p.plain_modulus}, qi_bits={p.qi_bits}, depth=2)
+late = he.context("openfhe", p, insecure=True)
+x = late.encrypt(np.arange(8))
+print(late.decrypt(late.mul(x, x), 8).tolist())
+"""
+    out = run_python(script, tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused: parsing the OpenFHE public context's evaluation keys registered another crypto context" in out.stdout
     assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
 
 

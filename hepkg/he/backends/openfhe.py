@@ -294,6 +294,20 @@ def _drop_tags(tags: set[str]) -> None:
     _insert_maps({t: k for t, k in mult.items() if t not in tags}, {t: k for t, k in auto.items() if t not in tags})
 
 
+def _no_new_context(known: int, what: str, name: str) -> None:
+    """CorruptedData if parsing ``what`` made OpenFHE register a crypto context beside the ``known`` it held.
+
+    Every key carries a copy of its crypto context; a copy that differs from the one the parameters build
+    (altered bytes) is registered as a context of its own. One with a plaintext root of unity set left later
+    contexts of its ring and t multiplying wrong (encrypting and decrypting right) once a context of another
+    ring was built; OpenFHE hands a registered context's root to PackedEncoding's process-wide tables. So the
+    keys are parsed first in a guard's child (load_context), which refuses them here.
+    """
+    if len(ofhe.GetAllContexts()) != known:
+        raise CorruptedData(f"parsing the OpenFHE public context's {what} registered another crypto context than "
+                            f"the one {name} builds (the keys' copy of it is altered)")
+
+
 def _clear_maps() -> None:
     """Empty OpenFHE's relinearization and rotation key maps."""
     ofhe.ClearEvalMultKeys()
@@ -644,7 +658,9 @@ class OpenFHEContext(Context):
         if ofhe.Serialize(cc, _BIN) != cc_b:
             raise CorruptedData(f"the OpenFHE crypto context in the payload is not the one {self.params.name} "
                                 f"builds")
+        known = len(ofhe.GetAllContexts())
         self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
+        _no_new_context(known, "public key", self.params.name)
         tag = self._pk.GetKeyTag()
         in_process = _IN_PROCESS in (mult_b, galois_b)
         if in_process and (mult_b, galois_b) != (_IN_PROCESS, _IN_PROCESS):
@@ -682,13 +698,14 @@ class OpenFHEContext(Context):
                 f"(GetAllEvalMultKeys: 1.6 and later), so the evaluation keys in this payload cannot be checked for "
                 f"keys of other tags: load it on openfhe-python 1.6 or later, or use public() in the process that "
                 f"made the keys")
-        kept = _key_maps()
+        kept, known = _key_maps(), len(ofhe.GetAllContexts())
         _clear_maps()
         try:
             if mult_b:
                 ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
             if galois_b:
                 ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
+            _no_new_context(known, "evaluation keys", self.params.name)
             mult, auto = _key_maps()
         finally:
             _clear_maps()
