@@ -216,6 +216,21 @@ def test_public_context_in_a_fresh_process(tmp_path):
     np.testing.assert_array_equal(c.decrypt(out, 7), np.arange(1, 8) ** 2)
 
 
+def _then_a_late_product(script: str, tmp_path, refusal: str) -> None:
+    """``script`` in a fresh interpreter, then a new context of INT['bfv']'s parameters there squaring 0..7:
+    ``script`` must print ``refusal`` and the squares must come back right."""
+    p = INT["bfv"]
+    out = run_python(script + f"""
+p = ParamSet(name="p", scheme="bfv", n={p.n}, plain_modulus={p.plain_modulus}, qi_bits={p.qi_bits}, depth=2)
+late = he.context("openfhe", p, insecure=True)
+x = late.encrypt(np.arange(8))
+print(late.decrypt(late.mul(x, x), 8).tolist())
+""", tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert refusal in out.stdout
+    assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
+
+
 def test_a_ciphertext_of_parameters_new_to_the_process_leaves_no_broken_context(tmp_path):
     """OpenFHE keeps the first crypto context it meets per parameter set and hands it to every context built with
     them later; one met in a received ciphertext used to be kept without its CRT tables (parsed with their
@@ -224,8 +239,7 @@ def test_a_ciphertext_of_parameters_new_to_the_process_leaves_no_broken_context(
     later context computes right."""
     c = ctx("openfhe", "bfv")
     (tmp_path / "ct").write_bytes(ofhe.Serialize(c.encrypt(np.arange(8)).raw, ofhe.BINARY))
-    p = INT["bfv"]
-    script = f"""
+    script = """
 import pathlib, sys
 import numpy as np
 import hepkg.he as he
@@ -238,15 +252,9 @@ try:
     other.deserialize(blob)
 except he.CorruptedData as exc:
     print("refused:", exc)
-p = ParamSet(name="p", scheme="bfv", n={p.n}, plain_modulus={p.plain_modulus}, qi_bits={p.qi_bits}, depth=2)
-late = he.context("openfhe", p, insecure=True)
-x = late.encrypt(np.arange(8))
-print(late.decrypt(late.mul(x, x), 8).tolist())
 """
-    out = run_python(script, tmp_path, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "refused: the ciphertext payload carries another crypto context than toy-bfv-1024's" in out.stdout
-    assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
+    _then_a_late_product(script, tmp_path,
+                         "refused: the ciphertext payload carries another crypto context than toy-bfv-1024's")
 
 
 def test_keys_carrying_an_altered_crypto_context_are_refused_before_they_change_later_products(tmp_path):
@@ -277,15 +285,9 @@ except he.CorruptedData as exc:
     print("refused:", exc)
 half = ParamSet(name="half", scheme="bfv", n={p.n // 2}, plain_modulus={p.plain_modulus}, qi_bits=(60, 60, 60), depth=1)
 he.context("openfhe", half, insecure=True)
-p = ParamSet(name="p", scheme="bfv", n={p.n}, plain_modulus={p.plain_modulus}, qi_bits={p.qi_bits}, depth=2)
-late = he.context("openfhe", p, insecure=True)
-x = late.encrypt(np.arange(8))
-print(late.decrypt(late.mul(x, x), 8).tolist())
 """
-    out = run_python(script, tmp_path, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "refused: parsing the OpenFHE public context's evaluation keys registered another crypto context" in out.stdout
-    assert out.stdout.strip().endswith(str((np.arange(8) ** 2).tolist()))
+    _then_a_late_product(script, tmp_path, "refused: parsing the OpenFHE public context's evaluation keys registered "
+                                           "another crypto context")
 
 
 @pytest.mark.parametrize("lists_maps", [True, False])
