@@ -41,6 +41,7 @@ parser: its coefficients are range-checked and copied into a ciphertext of this 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -294,8 +295,9 @@ def _drop_tags(tags: set[str]) -> None:
     _insert_maps({t: k for t, k in mult.items() if t not in tags}, {t: k for t, k in auto.items() if t not in tags})
 
 
-def _no_new_context(known: int, what: str, name: str) -> None:
-    """CorruptedData if parsing ``what`` made OpenFHE register a crypto context beside the ``known`` it held.
+@contextlib.contextmanager
+def _no_new_context(what: str, name: str):
+    """CorruptedData if parsing ``what`` inside the block made OpenFHE register another crypto context.
 
     Every key carries a copy of its crypto context; a copy that differs from the one the parameters build
     (altered bytes) is registered as a context of its own. One with a plaintext root of unity set left later
@@ -303,6 +305,8 @@ def _no_new_context(known: int, what: str, name: str) -> None:
     ring was built; OpenFHE hands a registered context's root to PackedEncoding's process-wide tables. So the
     keys are parsed first in a guard's child (load_context), which refuses them here.
     """
+    known = len(ofhe.GetAllContexts())
+    yield
     if len(ofhe.GetAllContexts()) != known:
         raise CorruptedData(f"parsing the OpenFHE public context's {what} registered another crypto context than "
                             f"the one {name} builds (the keys' copy of it is altered)")
@@ -658,9 +662,8 @@ class OpenFHEContext(Context):
         if ofhe.Serialize(cc, _BIN) != cc_b:
             raise CorruptedData(f"the OpenFHE crypto context in the payload is not the one {self.params.name} "
                                 f"builds")
-        known = len(ofhe.GetAllContexts())
-        self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
-        _no_new_context(known, "public key", self.params.name)
+        with _no_new_context("public key", self.params.name):
+            self._pk = ofhe.DeserializePublicKeyString(pk_b, _BIN)
         tag = self._pk.GetKeyTag()
         in_process = _IN_PROCESS in (mult_b, galois_b)
         if in_process and (mult_b, galois_b) != (_IN_PROCESS, _IN_PROCESS):
@@ -698,14 +701,14 @@ class OpenFHEContext(Context):
                 f"(GetAllEvalMultKeys: 1.6 and later), so the evaluation keys in this payload cannot be checked for "
                 f"keys of other tags: load it on openfhe-python 1.6 or later, or use public() in the process that "
                 f"made the keys")
-        kept, known = _key_maps(), len(ofhe.GetAllContexts())
+        kept = _key_maps()
         _clear_maps()
         try:
-            if mult_b:
-                ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
-            if galois_b:
-                ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
-            _no_new_context(known, "evaluation keys", self.params.name)
+            with _no_new_context("evaluation keys", self.params.name):
+                if mult_b:
+                    ofhe.DeserializeEvalMultKeyString(mult_b, _BIN)
+                if galois_b:
+                    ofhe.DeserializeEvalAutomorphismKeyString(galois_b, _BIN)
             mult, auto = _key_maps()
         finally:
             _clear_maps()
