@@ -1,4 +1,6 @@
 """SophOMR / SophOMD detector on the protocol: range check, digest, retrieval, refusals, overflow."""
+import json
+
 import numpy as np
 import pytest
 
@@ -60,6 +62,36 @@ def test_primes_for_depth_is_what_openfhe_builds():
     assert counts == sorted(counts) and counts[0] == 2 < counts[-1]
     assert ctx.primes_for_depth(0) is None
     assert he.context("sim", "toy-bfv-omr-soph", insecure=True).primes_for_depth(5) is None
+
+
+def test_primes_for_depth_answers_again_from_disk_for_the_same_openfhe_only(tmp_path, monkeypatch):
+    """A new process (the in-memory answers gone) reads the counts from hepkg's cache without building a context;
+    another OpenFHE, or a damaged file, builds them again."""
+    pytest.importorskip("openfhe")
+    from hepkg.he.backends import openfhe as O
+
+    monkeypatch.setenv("HEPKG_CACHE", str(tmp_path))
+    monkeypatch.setattr(O, "_PRIMES_FOR_DEPTH", {})
+    ctx = he.context("openfhe", "toy-bfv-omr-soph", insecure=True)
+    first = [ctx.primes_for_depth(d) for d in range(1, 6)]
+    built = O.ofhe.GenCryptoContext
+
+    def refuse(cp):
+        raise AssertionError("a context was built")
+
+    monkeypatch.setattr(O, "_PRIMES_FOR_DEPTH", {})
+    monkeypatch.setattr(O.ofhe, "GenCryptoContext", refuse)
+    assert [ctx.primes_for_depth(d) for d in range(1, 6)] == first
+    monkeypatch.setattr(O, "_PRIMES_FOR_DEPTH", {})
+    monkeypatch.setattr(O, "_library_key", lambda: "another OpenFHE")
+    with pytest.raises(AssertionError, match="a context was built"):
+        ctx.primes_for_depth(1)
+    monkeypatch.undo()
+    monkeypatch.setenv("HEPKG_CACHE", str(tmp_path))
+    monkeypatch.setattr(O, "_PRIMES_FOR_DEPTH", {})
+    (tmp_path / "openfhe" / "primes_for_depth.json").write_text('{"half-written')
+    assert ctx.primes_for_depth(3) == first[2] and O.ofhe.GenCryptoContext is built
+    assert list(json.loads((tmp_path / "openfhe" / "primes_for_depth.json").read_text()).values()) == [first[2]]
 
 
 @pytest.mark.parametrize("hp", ["toy-bfv-omr", "toy-bfv-omr-soph"])
