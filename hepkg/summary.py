@@ -381,8 +381,8 @@ def _reporting(system: dict) -> str:
 
 def bench_table(root: pathlib.Path) -> str:
     """The README's bench table: for every committed comparison with the authors' C++ (:data:`BENCH`), each side's
-    lead quantity beside its reference's (medians of the kept rounds), the ratio reference / side with the quartiles
-    of the per-round ratios, the verdict (:data:`PACE`), both sides' builds from the raw runs and the machine from the
+    lead quantity beside its reference's (medians of the kept rounds), the ratio reference / side with its range
+    from the quartiles (:func:`hepkg.bench.versus.summarize`), the verdict (:data:`PACE`), both sides' builds from the raw runs and the machine from the
     run record."""
     out = []
     for stem, quantity in BENCH.items():
@@ -401,12 +401,12 @@ def bench_table(root: pathlib.Path) -> str:
                     continue
                 out.append(f"| [{stem}](artifacts/bench/{stem}_summary.md) | {r['case']} | {r['side']} | "
                            f"{r['reference']} | {float(r['ref_median']):.4g} | {float(r['side_median']):.4g} | "
-                           f"{float(r['ratio']):.2f}x ({float(r['ratio_q1']):.2f}-{float(r['ratio_q3']):.2f}) | "
+                           f"{float(r['ratio']):.2f}x ({float(r['ratio_low']):.2f}-{float(r['ratio_high']):.2f}) | "
                            f"{PACE[r['verdict']]} | {_builds(runs, r['case'], r['reference'])} | "
                            f"{_builds(runs, r['case'], r['side'])} | {machine} |")
     if not out:
         return "No comparison with the authors' C++ is committed yet (`make bench ONLY=omr,fasthe,facesearch`).\n"
-    return ("| table | case | side | reference | reference, s | side, s | ratio reference / side (per-round quartiles) "
+    return ("| table | case | side | reference | reference, s | side, s | ratio reference / side (range from the quartiles) "
             "| the side is | reference's build | side's build | machine |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
             + "\n".join(out) + "\n")
 

@@ -134,6 +134,24 @@ def test_summarize_gives_ratios_with_their_spread_and_a_verdict():
     assert hydia.set_index("quantity").loc["e2e_s", "ratio"] == pytest.approx(2.02 / 1.02)
 
 
+def test_the_ratios_range_holds_it_and_reads_the_spread_the_verdict_reads():
+    """The OMR bench's SophOMD k50 one-thread digests (49a6b50): the quartiles of the per-round ratios were
+    0.995-1.004 beside a ratio of medians of 0.97; the range from the quartiles holds the ratio and 1."""
+    theirs, ours = [53.225, 53.235, 53.705, 57.077, 56.530], [53.462, 53.485, 56.104, 56.848, 55.575]
+    rows = [dict(case="m", side=s, rep=r, e2e_s=t[r], correct=True)
+            for r in range(5) for s, t in (("authors", theirs), ("hepkg", ours))]
+    row = summarize(pd.DataFrame(rows), ["e2e_s"]).iloc[0]
+    assert row.ratio == pytest.approx(53.705 / 55.575)
+    assert row.ratio_low == pytest.approx(53.235 / 56.104) and row.ratio_high == pytest.approx(56.530 / 53.485)
+    assert row.ratio_low < 1 < row.ratio_high and row.verdict == "inconclusive"
+    fast = summarize(pd.DataFrame([dict(r, e2e_s=r["e2e_s"] / 1.2) if r["side"] == "hepkg" else r for r in rows]),
+                     ["e2e_s"]).iloc[0]
+    assert fast.ratio_low > 1 and fast.verdict == "less"
+    missing = summarize(pd.DataFrame([dict(r, e2e_s=None) if r["side"] == "authors" else r for r in rows]),
+                        ["e2e_s"]).iloc[0]
+    assert pd.isna(missing.get("ratio")) and pd.isna(missing.get("verdict"))
+
+
 def test_the_spmv_section_runs_hepkg_alone_without_a_checkout():
     from hepkg.spmv import authors
 

@@ -120,7 +120,7 @@ def test_the_section_is_skipped_without_their_checkout(tmp_path, monkeypatch, ca
 
 
 def test_the_plot_labels_a_side_set_beside_a_second_reference():
-    rows = [dict(case="c", side=s, reference=r, quantity="e2e_s", ratio=x, ratio_q1=x, ratio_q3=x, verdict="less")
+    rows = [dict(case="c", side=s, reference=r, quantity="e2e_s", ratio=x, ratio_low=x, ratio_high=x, verdict="less")
             for s, r, x in (("hydia", "theirs", 1.2), ("bsgs", "theirs", 2.0), ("bsgs", "theirs-8", 1.1))]
     fig = versus.plot(pd.DataFrame(rows), "t")
     labels = [t.get_text() for t in fig.legends[0].get_texts()]

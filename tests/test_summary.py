@@ -162,7 +162,7 @@ def test_a_section_computed_without_the_hardware_it_needs_says_so(tmp_path):
 
 
 def test_the_readme_bench_table_is_read_from_the_committed_comparisons(tmp_path):
-    """Each side's lead quantity beside the authors' (medians, ratio and its per-round quartiles, the verdict in
+    """Each side's lead quantity beside the authors' (medians, ratio and its range from the quartiles, the verdict in
     words), with both sides' builds and threads for that case alone and the run record's machine."""
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -171,7 +171,7 @@ def test_the_readme_bench_table_is_read_from_the_committed_comparisons(tmp_path)
         "side,case,threads,build,digest_s\n"
         "authors,OMR t1,1,theirs-b,150\nhepkg,OMR t1,1,,300\nauthors,OMR t2,2,theirs-b,100\nhepkg,OMR t2,2,,90\n")
     (bench / "versus_omr_summary.csv").write_text(
-        "case,side,quantity,reference,side_median,ref_median,ratio,ratio_q1,ratio_q3,verdict\n"
+        "case,side,quantity,reference,side_median,ref_median,ratio,ratio_low,ratio_high,verdict\n"
         "OMR t1,hepkg,digest_s,authors,300,150,0.5,0.45,0.55,greater\n"
         "OMR t1,hepkg,rss_gb,authors,3,2,0.67,0.6,0.7,greater\n"
         "OMR t2,hepkg,digest_s,authors,90,100,1.111,0.98,1.2,inconclusive\n")

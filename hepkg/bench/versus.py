@@ -4,7 +4,7 @@
 runs, per section, the reference and hepkg's implementation of the same method in alternating rounds
 after a warm-up round, checks every result against numpy, and writes ``artifacts/bench/versus_<section>.csv``
 (one row per run), ``versus_<section>_summary.csv`` (per case, side and quantity: both medians and
-quartiles, ``ratio`` = reference / side median, the quartiles of the per-round ratios, the verdict of
+quartiles, ``ratio`` = reference / side median, its range from the quartiles, the verdict of
 :func:`hepkg.bench.compare`), a figure of the ratios and ``versus_<section>_run.json`` (the command and the
 machine: :func:`save_run_info`). The reference of spmv and gemm is the
 authors' public code, from a checkout (``--authors`` or the section's environment variable, e.g.
@@ -27,7 +27,7 @@ import pathlib
 import sys
 import types
 
-from .repeat import INCONCLUSIVE, compare
+from .repeat import INCONCLUSIVE, compare, ratio_range
 
 __all__ = ["MissingCheckout", "find_checkout", "import_script", "alternate", "summarize", "plot", "measure",
            "run_case", "save_run_info", "load_runs", "load_run_info", "beside_theirs", "main", "SECTIONS"]
@@ -100,8 +100,10 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors",
               pairs: dict | None = None):
     """Per case, side other than ``reference`` and quantity: the side's median and quartiles and, where the
     reference ran, its median and quartiles, ``ratio`` = reference median / side median (> 1: the side is
-    faster, or smaller), the quartiles of the per-round ratios and the verdict on the side
-    (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). With runs of a side
+    faster, or smaller), ``ratio_low`` and ``ratio_high``, the quartiles crossed (:func:`hepkg.bench.repeat.
+    ratio_range`: the reference's first over the side's third, its third over the side's first), and the verdict on
+    the side (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). The range holds the
+    ratio, and it excludes 1 exactly when the verdict is not inconclusive: ratio and verdict read the same spread. With runs of a side
     ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
     ``lever`` (a column of the runs, kept) adds on its own. ``pairs``: side -> a second reference side it is
     also set beside (rows of their own, ``reference`` naming it)."""
@@ -128,11 +130,11 @@ def _summary_rows(case: str, g, side: str, reference: str, quantities, base) -> 
                    **({"lever": h.lever.iloc[0]} if "lever" in h else {}),
                    side_q1=h[q].quantile(0.25), side_q3=h[q].quantile(0.75), reps=len(h),
                    side_correct=bool(h.correct.all()))
-        if len(a):
-            per_round = (a[q] / h[q]).dropna()
-            row |= dict(ref_median=a[q].median(), ref_q1=a[q].quantile(0.25), ref_q3=a[q].quantile(0.75),
-                        ratio=a[q].median() / h[q].median(), ratio_q1=per_round.quantile(0.25),
-                        ratio_q3=per_round.quantile(0.75), verdict=compare(h[q], a[q]),
+        ref, own = a[q].dropna(), h[q].dropna()
+        if len(ref) and len(own):
+            ratio, low, high = ratio_range(ref, own)
+            row |= dict(ref_median=ref.median(), ref_q1=ref.quantile(0.25), ref_q3=ref.quantile(0.75),
+                        ratio=ratio, ratio_low=low, ratio_high=high, verdict=compare(own, ref),
                         ref_correct=bool(a.correct.all()))
         b = g[g.side == base]
         if base is not None and len(b):
@@ -143,7 +145,7 @@ def _summary_rows(case: str, g, side: str, reference: str, quantities, base) -> 
 
 def plot(summary, title: str):
     """Ratios (reference / side: speedups, or memory ratios) per case, one panel per quantity and one
-    colour per side, with the per-round quartiles; a hatched bar is inside the noise (inconclusive)."""
+    colour per side, with the ratio's range from the quartiles; a hatched bar is inside the noise (inconclusive)."""
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.patches import Patch
@@ -166,12 +168,11 @@ def plot(summary, title: str):
         for i, side in enumerate(sides):
             r = q[q.side == side].set_index("case").reindex(cases)
             y = np.arange(len(cases)) + (i - (len(sides) - 1) / 2) * height
-            ratio, q1, q3 = (r[c].to_numpy(dtype=float) for c in ("ratio", "ratio_q1", "ratio_q3"))
+            ratio, low, high = (r[c].to_numpy(dtype=float) for c in ("ratio", "ratio_low", "ratio_high"))
             ax.barh(y, ratio, height, color=colours[side],
                     hatch=["//" if v == INCONCLUSIVE else None for v in r.verdict], edgecolor="white")
-            # the ratio of the medians may lie outside the quartiles of the per-round ratios
-            ax.errorbar(ratio, y, xerr=np.vstack([np.clip(ratio - q1, 0, None), np.clip(q3 - ratio, 0, None)]),
-                        fmt="none", ecolor="k", capsize=2, lw=0.8)
+            ax.errorbar(ratio, y, xerr=np.vstack([ratio - low, high - ratio]), fmt="none", ecolor="k", capsize=2,
+                        lw=0.8)
         ax.axvline(1, color="0.3", lw=1)
         ax.set_yticks(range(len(cases)), cases)
         ax.invert_yaxis()

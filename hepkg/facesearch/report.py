@@ -536,7 +536,7 @@ def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The bench's runs (:func:`hepkg.bench.versus.load_runs`, ``"facesearch"``: HyDia's own C++ run here beside
     hepkg's methods, one process per run) per case, hepkg method that ran and quantity: theirs
     (``authors_*``: median and quartiles) and the method's, ``ratio`` = theirs / the method's (> 1: hepkg is
-    faster or smaller) with the quartiles of the per-round ratios and the verdict; the builds of both sides."""
+    faster or smaller) with its range from the quartiles and the verdict; the builds of both sides."""
     from hepkg.bench.versus import beside_theirs
 
     from .versus import QUANTITIES, REFERENCE
