@@ -382,8 +382,8 @@ def _reporting(system: dict) -> str:
 def bench_table(root: pathlib.Path) -> str:
     """The README's bench table: for every committed comparison with the authors' C++ (:data:`BENCH`), each side's
     lead quantity beside its reference's (medians of the kept rounds), the ratio reference / side with its range
-    from the quartiles (:func:`hepkg.bench.versus.summarize`), the verdict (:data:`PACE`), both sides' builds from the raw runs and the machine from the
-    run record."""
+    from the quartiles (:func:`hepkg.bench.versus.summarize`), the verdict (:data:`PACE`), both sides' builds from
+    the raw runs and the machine from the run record."""
     out = []
     for stem, quantity in BENCH.items():
         summary_csv = root / "bench" / f"{stem}_summary.csv"

@@ -103,8 +103,7 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors",
     faster, or smaller), ``ratio_low`` and ``ratio_high``, the quartiles crossed (:func:`hepkg.bench.repeat.
     ratio_range`: the reference's first over the side's third, its third over the side's first), and the verdict on
     the side (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). The range holds the
-    ratio, and it excludes 1 exactly when the verdict is not inconclusive: ratio and verdict read the same spread. With runs of a side
-    ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
+    ratio and leaves out 1 exactly when the verdict is not inconclusive. With runs of a side ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
     ``lever`` (a column of the runs, kept) adds on its own. ``pairs``: side -> a second reference side it is
     also set beside (rows of their own, ``reference`` naming it)."""
     import pandas as pd

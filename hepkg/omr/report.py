@@ -331,8 +331,8 @@ def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The bench's runs (:func:`hepkg.bench.versus.load_runs`) per case (scheme, N, k, threads), side and quantity:
     theirs (``authors_*``: their build on the same OpenFHE as hepkg's) and the side's median and quartiles,
     ``ratio`` = theirs / the side's (> 1: the side is faster or smaller) with its range from the quartiles
-    (:func:`hepkg.bench.versus.summarize`) and the verdict, each build, and ``paper``, Table 3's value where the case is Table 3's (N = 2^16,
-    k = 50, one thread)."""
+    (:func:`hepkg.bench.versus.summarize`) and the verdict, each build, and ``paper``, Table 3's value where the
+    case is Table 3's (N = 2^16, k = 50, one thread)."""
     from hepkg.bench.versus import beside_theirs
 
     from .authors import QUANTITIES

@@ -188,9 +188,8 @@ def _library_key() -> str | None:
     """The OpenFHE this process runs: the bindings' version and the path, size and modification time of every file
     of OpenFHE's mapped into it (``/proc/self/maps``); None where that cannot be read."""
     try:
-        maps = pathlib.Path("/proc/self/maps").read_text()
-        files = sorted({line.split(maxsplit=5)[5] for line in maps.splitlines()
-                        if len(line.split(maxsplit=5)) == 6 and "openfhe" in line.rsplit("/", 1)[-1].lower()})
+        fields = (line.split(maxsplit=5) for line in pathlib.Path("/proc/self/maps").read_text().splitlines())
+        files = sorted({f[5] for f in fields if len(f) == 6 and "openfhe" in f[5].rsplit("/", 1)[-1].lower()})
         stats = [(f, os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
     except OSError:
         return None
