@@ -400,3 +400,16 @@ def test_the_bench_says_when_the_vm_reports_freed_memory(tmp_path, monkeypatch, 
         param.write_text(text)
         versus._warn_page_reporting()
         assert ("page_reporting_order 9" in capsys.readouterr().err) is said
+
+
+def test_a_round_keeps_the_status_of_a_side_left_out(monkeypatch):
+    from hepkg.spmv import authors
+
+    rows = pd.DataFrame([dict(side="theirs", e2e_s=1.0), dict(side="hepkg", status="measured", e2e_s=0.5),
+                         dict(side="hepkg big", status="exceeds memory", estimated_rss_gb=30.0)]).assign(case="c", correct=True)
+    monkeypatch.setattr(authors, "versus_run", lambda *a, **k: rows)
+    for r, label in ((0, "warmup"), (3, "measured")):
+        out = versus.run_case(dict(section="spmv", case="c", checkout=None, round=r))
+        assert [(o["side"], o["status"], o["rep"]) for o in out] == [
+            ("theirs", label, r - 1), ("hepkg", label, r - 1), ("hepkg big", "exceeds memory", r - 1)]
+    assert list(summarize(pd.DataFrame(out), ["e2e_s"], reference="theirs").side) == ["hepkg"]

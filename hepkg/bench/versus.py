@@ -197,7 +197,7 @@ def run_case(config: dict) -> list[dict]:
     section's reference from ``config["checkout"]`` (a path, built by its ``prepare`` where it has one) or
     none; given ``config["round"]``, that round alone (the sides once, their order rotated by the round;
     round 0 is the case's warm-up, its rows ``status`` "warmup", the others' "measured", ``rep`` the round
-    less one)."""
+    less one; a side left out keeps its own status, e.g. "exceeds memory")."""
     mod = importlib.import_module(SECTIONS[config["section"]])
     checkout = config["checkout"]
     if checkout is not None and hasattr(mod, "prepare"):
@@ -206,7 +206,10 @@ def run_case(config: dict) -> list[dict]:
         return mod.versus_run(config["case"], checkout, reps=config["reps"]).to_dict("records")
     r = config["round"]
     out = mod.versus_run(config["case"], checkout, reps=1, warmup=0, seed=r, rotate=r)
-    return out.assign(rep=r - 1, status="measured" if r else "warmup").to_dict("records")
+    label = "measured" if r else "warmup"
+    own = out.status if "status" in out else None       # a side left out keeps why ("exceeds memory", "killed")
+    status = label if own is None else own.where(own.notna() & (own != "measured"), label)
+    return out.assign(rep=r - 1, status=status).to_dict("records")
 
 
 def measure(section: str, checkout, *, reps: int, scale: str, artifacts=None):
