@@ -145,6 +145,23 @@ def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
     assert not row["correct"] and row["decode_error"].startswith("DecodeError: repetitions disagree")
 
 
+def test_set_up_is_timed_in_three_spans(monkeypatch):
+    """experiments.measure_here: ``keygen_s`` holds the receiver's keys, ``keysave_s`` the detection key handed over,
+    ``server_setup_s`` the detector: each step, slowed here by its own delay, lands in its own span only."""
+    import time
+    from hepkg.omr import detector as D, experiments as ex
+
+    def slowed(step, delay):
+        return lambda *a, **kw: (time.sleep(delay), step(*a, **kw))[1]
+    monkeypatch.setattr(ex, "_receiver", slowed(ex._receiver, 1.6))
+    monkeypatch.setattr(D.Receiver, "detection_key", slowed(D.Receiver.detection_key, 0.4))
+    monkeypatch.setattr(ex, "_detector", slowed(ex._detector, 0.8))
+    row, = ex.measure_here(dict(backend="sim", params="toy-bfv-omr-soph", ps="sophomr", scheme="sophomd", N=4096, k=4,
+                                insecure=True))
+    assert row["correct"]
+    assert 0.4 <= row["keysave_s"] < 0.8 <= row["server_setup_s"] < 1.6 <= row["keygen_s"]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_leaf_along_its_path_is_the_leaf_of_the_whole_expansion(backend):
     ctx = _context(backend, U.unpack_steps(N_SLOTS, 32))

@@ -43,13 +43,21 @@ def _layout(cfg: dict):
                     b_affine=cfg["b_affine"], b_compress=cfg["b_compress"], N=cfg["N"])
 
 
+def _receiver(ctx, board, lay):
+    """The receiver of the layout's scheme (its keys made)."""
+    return (PF.PerfReceiver if isinstance(lay, PF.PerfLayout) else D.Receiver)(ctx, board.sk, lay)
+
+
+def _detector(key, lay, drops: bool = True):
+    """The detector of the layout's scheme on a detection key (SophOMR's range check dropping primes unless ``drops``
+    is off)."""
+    return PF.PerfDetector(key) if isinstance(lay, PF.PerfLayout) else D.Detector(key, drops=drops)
+
+
 def _parties(ctx, board, lay, drops: bool = True):
-    """(receiver, detector) of the layout's scheme (SophOMR's range check dropping primes unless ``drops`` is off)."""
-    if isinstance(lay, PF.PerfLayout):
-        receiver = PF.PerfReceiver(ctx, board.sk, lay)
-        return receiver, PF.PerfDetector(receiver.detection_key())
-    receiver = D.Receiver(ctx, board.sk, lay)
-    return receiver, D.Detector(receiver.detection_key(), drops=drops)
+    """(receiver, detector) of the layout's scheme."""
+    receiver = _receiver(ctx, board, lay)
+    return receiver, _detector(receiver.detection_key(), lay, drops)
 
 
 def _setup(cfg: dict):
@@ -117,14 +125,21 @@ def measure_here(config: dict) -> list[dict]:
     ``nu``, ``b_unpack``, ``repetitions``, ``buckets``, ``expand_limbs``. A digest that does not decode is a row
     with ``correct`` False and its ``decode_error``. ``retrieve_s`` is the receiver's whole retrieval: ``parse_s``
     (the digest serialized and parsed under the guard) + ``decode_s`` (decryption and decoding, the authors' span).
+    Set-up in three spans: ``keygen_s`` (the receiver's context and keys), ``keysave_s`` (the detection key handed
+    over: written as bytes and read back as the server's public context) and ``server_setup_s`` (the detector built
+    on it); ``precompute_s``: SophOMD's compression plaintexts for N.
     """
     cfg = _DEFAULTS | dict(config)
     lay, board = _setup(cfg)
     rss_ok = reset_peak_rss()
     t0 = time.perf_counter()
     ctx = _context(cfg["backend"], cfg, lay)
-    receiver, detector = _parties(ctx, board, lay, cfg["drops"])
-    keygen_s = time.perf_counter() - t0
+    receiver = _receiver(ctx, board, lay)
+    t1 = time.perf_counter()
+    key = receiver.detection_key()
+    t2 = time.perf_counter()
+    detector = _detector(key, lay, cfg["drops"])
+    keygen_s, keysave_s, server_setup_s = t1 - t0, t2 - t1, time.perf_counter() - t2
     t0 = time.perf_counter()
     detector.precompute(cfg["N"])                 # SophOMD's compression plaintexts, once per N (not per digest)
     precompute_s = time.perf_counter() - t0
@@ -133,7 +148,8 @@ def measure_here(config: dict) -> list[dict]:
     # the detection key: evaluation keys (relinearization, rotations and swap, ring switching's) and the encrypted PS
     # secret, as the authors' saveKeys; the receiver's public key and the sample ciphertext key_sizes() reports are not
     # in it
-    setup = dict(keygen_s=keygen_s, precompute_s=precompute_s, n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
+    setup = dict(keygen_s=keygen_s, keysave_s=keysave_s, server_setup_s=server_setup_s, precompute_s=precompute_s,
+                 n=ctx.params.n, ks_digits=ctx.params.ks_digits, rotation_keys=len(lay.steps) + 1,
                  compression_keys="top" if receiver.low is None else receiver.low.params.name,
                  b_affine=lay.b_affine, b_compress=getattr(lay, "b_compress", getattr(lay, "b_unpack", None)),
                  K=lay.K, descent=_descent(receiver),
