@@ -103,8 +103,9 @@ def summarize(runs, quantities=("e2e_s", "cloud_s"), reference: str = "authors",
     faster, or smaller), ``ratio_low`` and ``ratio_high``, the quartiles crossed (:func:`hepkg.bench.repeat.
     ratio_range`: the reference's first over the side's third, its third over the side's first), and the verdict on
     the side (:func:`hepkg.bench.compare`; ``less``: below the reference, outside the noise). The range holds the
-    ratio and leaves out 1 exactly when the verdict is not inconclusive. With runs of a side ``base`` (hepkg with the reference's settings), ``gain`` = base median / side median: what the side's
-    ``lever`` (a column of the runs, kept) adds on its own. ``pairs``: side -> a second reference side it is
+    ratio and leaves out 1 exactly when the verdict is not inconclusive. With runs of a side ``base`` (hepkg with
+    the reference's settings), ``gain`` = base median / side median: what the side's ``lever`` (a column of the
+    runs, kept) adds on its own. ``pairs``: side -> a second reference side it is
     also set beside (rows of their own, ``reference`` naming it)."""
     import pandas as pd
 
@@ -238,12 +239,17 @@ def main(argv=None) -> None:
     parser.add_argument("--artifacts", help="artifact root (default: artifacts/)")
     parser.add_argument("--render-only", action="store_true",
                         help="rebuild each summary table and figure from the committed runs, measuring nothing")
+    parser.add_argument("--from-kept", action="store_true",
+                        help="write each section's runs from its rounds kept under artifacts/bench/kept/ "
+                             "(hepkg.bench.kept.fold: each case whole from one machine), measuring nothing")
     args = parser.parse_args(argv)
     args.sections = args.sections or list(SECTIONS)
     if set(args.sections) - set(SECTIONS):
         parser.error(f"unknown section(s) {sorted(set(args.sections) - set(SECTIONS))}; known: {', '.join(SECTIONS)}")
     if args.render_only:
         return render(args.sections, args.artifacts)
+    if args.from_kept:
+        return _from_kept(args.sections, sys.argv[1:] if argv is None else argv, args.artifacts)
     if args.authors and len(args.sections) != 1:
         parser.error("--authors names the checkout of one section")
     _warn_page_reporting()
@@ -269,6 +275,19 @@ def main(argv=None) -> None:
         print(_summarize_and_plot(section, mod, runs, args.artifacts).to_string(index=False))
 
 
+def _from_kept(sections, argv, artifacts=None) -> None:
+    """Each section's runs folded from its kept rounds (:func:`hepkg.bench.kept.fold`), saved with their record,
+    summary and figure."""
+    from . import kept, report
+
+    for section in sections:
+        mod = importlib.import_module(SECTIONS[section])
+        runs, info = kept.fold(section, artifacts)
+        report.save_table(runs, "bench", f"versus_{section}", base=artifacts)
+        save_run_info(section, runs, argv, reps=mod.REPS, scale="default", artifacts=artifacts, kept=info)
+        print(_summarize_and_plot(section, mod, runs, artifacts).to_string(index=False))
+
+
 def _warn_page_reporting() -> None:
     """Say so where this VM hands freed memory back to its host (:func:`hepkg.bench.sysinfo.page_reporting`): a
     side that grows inside its timed span then pays the host's faults, the other side less if it grew earlier."""
@@ -281,10 +300,13 @@ def _warn_page_reporting() -> None:
               f"{PAGE_REPORTING}` turns it off (each run's record gives the setting)", file=sys.stderr)
 
 
-def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=None) -> pathlib.Path:
+def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=None,
+                  kept: dict | None = None) -> pathlib.Path:
     """``versus_<section>_run.json`` beside the runs: the command, reps, scale, how many runs, the grid store they
     were kept in (named by this machine's key and hepkg's revision, so every run in the table ran here, on this
-    code) and :func:`hepkg.bench.sysinfo.system_info` (CPU, cores, RAM, versions, revision)."""
+    code) and :func:`hepkg.bench.sysinfo.system_info` (CPU, cores, RAM, versions, revision); runs folded from kept
+    rounds: ``kept`` (:func:`hepkg.bench.kept.fold`'s record: each case's folder and machine) in place of the
+    store and this machine."""
     import datetime
     import json
 
@@ -293,10 +315,12 @@ def save_run_info(section: str, runs, argv, *, reps: int, scale: str, artifacts=
 
     from .sysinfo import machine_key, system_info
 
+    here = kept is None
+    where = dict(store=str(grid_store("bench", artifacts)), machine_key=machine_key()) if here else dict(kept=kept)
     info = dict(section=section, command=" ".join(["python -m hepkg.bench.versus", *argv]), reps=reps, scale=scale,
-                runs=len(runs), store=str(grid_store("bench", artifacts)), machine_key=machine_key(),
+                runs=len(runs), **where,
                 written=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                system=system_info())
+                **(dict(system=system_info()) if here else {}))
     path = _run_record(section, artifacts)
     atomic.write_text(path, json.dumps(info, indent=2, default=str) + "\n")
     return path

@@ -1,0 +1,121 @@
+"""Rounds of a long versus bench kept across sittings, and the section's runs folded from them.
+
+A section with ``ROUND_RECORDS`` keeps each round of a case in the bench's grid store, named by the machine and
+hepkg's revision (:func:`hepkg.grid.grid_store`), as the round finishes. A machine here lasts one sitting, and the
+next may be another kind, so the rounds are committed under ``artifacts/bench/kept/<machine>-<revision>/bench/``
+with the machine's description (:func:`keep`), and the section's runs are folded from every folder (:func:`fold`):
+each case whole, its warm-up and every round, from one folder, so that every ratio compares sides measured side by
+side on one machine and one revision. Each row names its ``machine``, ``cpu`` and ``revision``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import pathlib
+import platform
+import shutil
+
+__all__ = ["KEPT", "MACHINE", "describe_machine", "keep", "fold"]
+
+KEPT, MACHINE = "kept", "machine.json"
+#: a row the harness before 581246f marked "measured" although its side was left out: it kept the side's estimated
+#: peak (set only on a run left out) but overwrote its status ("exceeds memory" or "killed")
+LEFT_OUT = "left out"
+
+
+def describe_machine() -> dict:
+    """What names this machine in a store's key (:func:`hepkg.bench.sysinfo.machine_key`): host name, CPU model,
+    cores and RAM."""
+    from .sysinfo import cpu_cores, cpu_model, machine_key, _ram_bytes
+
+    physical, logical = cpu_cores()
+    return dict(key=machine_key(), node=platform.node(), cpu=cpu_model(), physical_cores=physical,
+                logical_cores=logical, ram_bytes=_ram_bytes())
+
+
+def _key_of(machine: dict) -> str:
+    who = [machine["node"], machine["cpu"], machine["physical_cores"], machine["logical_cores"], machine["ram_bytes"]]
+    return hashlib.sha256(repr(who).encode()).hexdigest()[:12]
+
+
+def _kept(artifacts=None) -> pathlib.Path:
+    from hepkg import paths
+
+    return paths.artifacts("bench", artifacts) / KEPT
+
+
+def _records(store: pathlib.Path, section: str) -> dict[str, dict]:
+    """The grid records of ``section`` in a bench store (a kept folder's ``bench/``), by file name."""
+    out = {}
+    for path in sorted(store.glob("*.json")):
+        record = json.loads(path.read_text())
+        if record.get("config", {}).get("section") == section:
+            out[path.name] = record
+    return out
+
+
+def keep(section: str, artifacts=None) -> pathlib.Path:
+    """This machine's rounds of ``section`` in the grid store of this revision, copied to
+    ``kept/<machine>-<revision>/bench/`` with ``machine.json`` (:func:`describe_machine`); rounds already kept in
+    another folder (a store seeded with them, so that this sitting skips their cases) are not copied. The folder."""
+    from hepkg import atomic
+    from hepkg.grid import grid_store
+
+    store = grid_store("bench")
+    dest = _kept(artifacts) / store.parent.name
+    elsewhere = {name for folder in _kept(artifacts).iterdir() if folder != dest
+                 for name in _records(folder / "bench", section)} if _kept(artifacts).is_dir() else set()
+    (dest / "bench").mkdir(parents=True, exist_ok=True)
+    for name in _records(store, section).keys() - elsewhere:
+        shutil.copyfile(store / name, dest / "bench" / name)
+    atomic.write_text(dest / MACHINE, json.dumps(describe_machine(), indent=2) + "\n")
+    return dest
+
+
+def fold(section: str, artifacts=None):
+    """(runs, info): for each case of the section's ``versus_cases("default")``, the rows of the one kept folder that
+    holds it whole (round 0, the warm-up, to the section's ``REPS``), each row with ``machine``, ``cpu`` and
+    ``revision``; a row marked "measured" that carries an estimated peak gets its status back as :data:`LEFT_OUT`.
+    ``info``: each case's folder, each folder's machine, and the rounds left out (cases a folder holds in part).
+    ValueError: a case no folder holds whole, or two do; a folder whose ``machine.json`` does not give its key."""
+    import pandas as pd
+
+    from .versus import SECTIONS
+
+    mod = importlib.import_module(SECTIONS[section])
+    rounds = set(range(1 + mod.REPS))
+    folders = sorted(p for p in _kept(artifacts).iterdir() if p.is_dir()) if _kept(artifacts).is_dir() else []
+    held, machines, partial = {}, {}, {}
+    for folder in folders:
+        machine = json.loads((folder / MACHINE).read_text())
+        key, revision = folder.name.split("-", 1)
+        if machine.get("key") != key or _key_of(machine) != key:
+            raise ValueError(f"{folder / MACHINE}: it does not describe machine {key}")
+        machines[folder.name] = machine
+        by_case = {}
+        for record in _records(folder / "bench", section).values():
+            by_case.setdefault(record["config"]["case"], {})[record["config"]["round"]] = record["rows"]
+        for case, got in by_case.items():
+            if set(got) == rounds:
+                held.setdefault(case, []).append((folder.name, got))
+            else:
+                partial.setdefault(folder.name, {})[case] = sorted(got)
+    cases = mod.versus_cases("default")
+    missing = [c for c in cases if c not in held]
+    twice = [c for c in cases if len(held.get(c, ())) > 1]
+    if missing or twice:
+        raise ValueError(f"{section}: " + "; ".join(
+            ([f"no kept folder holds {', '.join(missing)} whole"] if missing else []) +
+            ([f"{c} is whole in {', '.join(f for f, _ in held[c])}" for c in twice])))
+    rows = []
+    for case in cases:
+        (name, got), = held[case]
+        labels = dict(machine=name.split("-", 1)[0], cpu=machines[name]["cpu"], revision=name.split("-", 1)[1])
+        rows += [row | labels for r in sorted(got) for row in got[r]]
+    runs = pd.DataFrame(rows)
+    lost = (runs.status == "measured") & (runs["estimated_rss_gb"].notna() if "estimated_rss_gb" in runs else False)
+    runs.loc[lost, "status"] = LEFT_OUT
+    info = dict(cases={c: held[c][0][0] for c in cases}, machines=machines, partial=partial,
+                restored_status=int(lost.sum()))
+    return runs, info
