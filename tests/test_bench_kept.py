@@ -83,8 +83,11 @@ def test_keep_copies_this_machines_rounds_but_not_those_kept_elsewhere(tmp_path,
     record = dict(fn="run_case", config=dict(section="fake", case="b", round=0), rows=[], elapsed_s=1.0)
     (store / "b0.json").write_text(json.dumps(record))
     (store / "other.json").write_text(json.dumps(record | dict(config=dict(section="omr", case="x", round=0))))
+    anew = seeded.with_name(seeded.name.replace("a0", "a1"))                 # round 1 of case a, run again here
+    (store / anew.name).write_text(json.dumps(json.loads(anew.read_text()) | dict(elapsed_s=2.0)))
     dest = kept.keep("fake", tmp_path)
-    assert dest.name == store.parent.name and sorted(p.name for p in (dest / "bench").iterdir()) == ["b0.json"]
+    assert dest.name == store.parent.name
+    assert sorted(p.name for p in (dest / "bench").iterdir()) == sorted(["b0.json", anew.name])
     assert json.loads((dest / kept.MACHINE).read_text()) == kept.describe_machine()
     assert kept.describe_machine()["key"] == kept._key_of(kept.describe_machine())
 

@@ -57,18 +57,21 @@ def _records(store: pathlib.Path, section: str) -> dict[str, dict]:
 
 def keep(section: str, artifacts=None) -> pathlib.Path:
     """This machine's rounds of ``section`` in the grid store of this revision, copied to
-    ``kept/<machine>-<revision>/bench/`` with ``machine.json`` (:func:`describe_machine`); rounds already kept in
-    another folder (a store seeded with them, so that this sitting skips their cases) are not copied. The folder."""
+    ``kept/<machine>-<revision>/bench/`` with ``machine.json`` (:func:`describe_machine`); a round kept in another
+    folder byte for byte (a store seeded with it, so that this sitting skips its case) is not copied. A record's
+    name is its configuration's, so a round this machine ran anew may share its name with one kept elsewhere: it is
+    copied. The folder."""
     from hepkg import atomic
     from hepkg.grid import grid_store
 
     store = grid_store("bench")
     dest = _kept(artifacts) / store.parent.name
-    elsewhere = {name for folder in _kept(artifacts).iterdir() if folder != dest
-                 for name in _records(folder / "bench", section)} if _kept(artifacts).is_dir() else set()
+    others = [f / "bench" for f in _kept(artifacts).iterdir() if f != dest] if _kept(artifacts).is_dir() else []
     (dest / "bench").mkdir(parents=True, exist_ok=True)
-    for name in _records(store, section).keys() - elsewhere:
-        shutil.copyfile(store / name, dest / "bench" / name)
+    for name in _records(store, section):
+        data = (store / name).read_bytes()
+        if not any((o / name).is_file() and (o / name).read_bytes() == data for o in others):
+            shutil.copyfile(store / name, dest / "bench" / name)
     atomic.write_text(dest / MACHINE, json.dumps(describe_machine(), indent=2) + "\n")
     return dest
 
