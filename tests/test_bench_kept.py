@@ -43,7 +43,7 @@ def test_each_case_is_folded_whole_from_the_one_machine_that_ran_it(tmp_path, fa
     other = AMD | dict(cpu="Intel(R) Xeon(R) Processor")
     _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 1]))      # b cut short on this machine
     _folder(tmp_path, other, "08b959e37aff", dict(b=[0, 1, 2]))
-    runs, info = kept.fold("fake", tmp_path)
+    runs, info = kept.fold("fake", ["a", "b"], 2, tmp_path)
     amd, intel = f"{kept._key_of(AMD)}-26b670381f62", f"{kept._key_of(other)}-08b959e37aff"
     assert info["cases"] == dict(a=amd, b=intel) and info["partial"] == {amd: dict(b=[0, 1])}
     assert list(runs.case) == ["a"] * 9 + ["b"] * 9
@@ -58,10 +58,10 @@ def test_each_case_is_folded_whole_from_the_one_machine_that_ran_it(tmp_path, fa
 def test_a_case_no_folder_holds_whole_or_two_hold_is_refused(tmp_path, fake):
     _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 2]))
     with pytest.raises(ValueError, match="no kept folder holds b whole"):
-        kept.fold("fake", tmp_path)
+        kept.fold("fake", ["a", "b"], 2, tmp_path)
     _folder(tmp_path, AMD | dict(ram_bytes=1 << 35), "08b959e37aff", dict(a=[0, 1, 2], b=[0, 1, 2]))
     with pytest.raises(ValueError, match="a is whole in"):
-        kept.fold("fake", tmp_path)
+        kept.fold("fake", ["a", "b"], 2, tmp_path)
 
 
 def test_a_folder_whose_machine_does_not_give_its_key_is_refused(tmp_path, fake):
@@ -69,7 +69,7 @@ def test_a_folder_whose_machine_does_not_give_its_key_is_refused(tmp_path, fake)
     (folder,) = (tmp_path / "bench" / kept.KEPT).iterdir()
     (folder / kept.MACHINE).write_text(json.dumps(AMD | dict(cpu="AMD EPYC 9R14", key=folder.name[:12])))
     with pytest.raises(ValueError, match="does not describe machine"):
-        kept.fold("fake", tmp_path)
+        kept.fold("fake", ["a", "b"], 2, tmp_path)
 
 
 def test_keep_copies_this_machines_rounds_but_not_those_kept_elsewhere(tmp_path, fake, monkeypatch):

@@ -10,7 +10,6 @@ side on one machine and one revision. Each row names its ``machine``, ``cpu`` an
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import pathlib
 import platform
@@ -76,18 +75,15 @@ def keep(section: str, artifacts=None) -> pathlib.Path:
     return dest
 
 
-def fold(section: str, artifacts=None):
-    """(runs, info): for each case of the section's ``versus_cases("default")``, the rows of the one kept folder that
-    holds it whole (round 0, the warm-up, to the section's ``REPS``), each row with ``machine``, ``cpu`` and
+def fold(section: str, cases: list[str], reps: int, artifacts=None):
+    """(runs, info): for each of the section's ``cases`` (its ``versus_cases("default")``), the rows of the one kept
+    folder that holds it whole (round 0, the warm-up, to ``reps``), each row with ``machine``, ``cpu`` and
     ``revision``; a row marked "measured" that carries an estimated peak gets its status back as :data:`LEFT_OUT`.
     ``info``: each case's folder, each folder's machine, and the rounds left out (cases a folder holds in part).
     ValueError: a case no folder holds whole, or two do; a folder whose ``machine.json`` does not give its key."""
     import pandas as pd
 
-    from .versus import SECTIONS
-
-    mod = importlib.import_module(SECTIONS[section])
-    rounds = set(range(1 + mod.REPS))
+    rounds = set(range(1 + reps))
     folders = sorted(p for p in _kept(artifacts).iterdir() if p.is_dir()) if _kept(artifacts).is_dir() else []
     held, machines, partial = {}, {}, {}
     for folder in folders:
@@ -104,7 +100,6 @@ def fold(section: str, artifacts=None):
                 held.setdefault(case, []).append((folder.name, got))
             else:
                 partial.setdefault(folder.name, {})[case] = sorted(got)
-    cases = mod.versus_cases("default")
     missing = [c for c in cases if c not in held]
     twice = [c for c in cases if len(held.get(c, ())) > 1]
     if missing or twice:

@@ -282,7 +282,7 @@ def _from_kept(sections, argv, artifacts=None) -> None:
 
     for section in sections:
         mod = importlib.import_module(SECTIONS[section])
-        runs, info = kept.fold(section, artifacts)
+        runs, info = kept.fold(section, mod.versus_cases("default"), mod.REPS, artifacts)
         report.save_table(runs, "bench", f"versus_{section}", base=artifacts)
         save_run_info(section, runs, argv, reps=mod.REPS, scale="default", artifacts=artifacts, kept=info)
         print(_summarize_and_plot(section, mod, runs, artifacts).to_string(index=False))
