@@ -6,6 +6,7 @@ import types
 import pytest
 
 from hepkg.bench import kept, versus
+from hepkg.bench.sysinfo import key_of
 
 AMD = dict(node="vm", cpu="AMD EPYC", physical_cores=2, logical_cores=2, ram_bytes=25276059648)
 
@@ -22,7 +23,7 @@ def fake(monkeypatch):
 
 def _folder(root, machine: dict, revision: str, rounds: dict) -> None:
     """A kept folder of ``machine`` at ``revision`` holding ``rounds`` (case -> round numbers)."""
-    key = kept._key_of(machine)
+    key = key_of(machine)
     folder = root / "bench" / kept.KEPT / f"{key}-{revision}"
     (folder / "bench").mkdir(parents=True)
     (folder / kept.MACHINE).write_text(json.dumps(machine | dict(key=key)))
@@ -44,7 +45,7 @@ def test_each_case_is_folded_whole_from_the_one_machine_that_ran_it(tmp_path, fa
     _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 1]))      # b cut short on this machine
     _folder(tmp_path, other, "08b959e37aff", dict(b=[0, 1, 2]))
     runs, info = kept.fold("fake", ["a", "b"], 2, tmp_path)
-    amd, intel = f"{kept._key_of(AMD)}-26b670381f62", f"{kept._key_of(other)}-08b959e37aff"
+    amd, intel = f"{key_of(AMD)}-26b670381f62", f"{key_of(other)}-08b959e37aff"
     assert info["cases"] == dict(a=amd, b=intel) and info["partial"] == {amd: dict(b=[0, 1])}
     assert list(runs.case) == ["a"] * 9 + ["b"] * 9
     assert set(runs[runs.case == "b"].cpu) == {other["cpu"]} and set(runs[runs.case == "a"].cpu) == {"AMD EPYC"}
@@ -89,14 +90,14 @@ def test_keep_copies_this_machines_rounds_but_not_those_kept_elsewhere(tmp_path,
     assert dest.name == store.parent.name
     assert sorted(p.name for p in (dest / "bench").iterdir()) == sorted(["b0.json", anew.name])
     assert json.loads((dest / kept.MACHINE).read_text()) == kept.describe_machine()
-    assert kept.describe_machine()["key"] == kept._key_of(kept.describe_machine())
+    assert kept.describe_machine()["key"] == key_of(kept.describe_machine())
 
 
 def test_from_kept_writes_the_runs_their_record_and_summary(tmp_path, fake):
     _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 1, 2]))
     versus.main(["fake", "--from-kept", "--artifacts", str(tmp_path)])
     info = versus.load_run_info("fake", tmp_path)
-    assert info["kept"]["cases"] == dict.fromkeys("ab", f"{kept._key_of(AMD)}-26b670381f62")
+    assert info["kept"]["cases"] == dict.fromkeys("ab", f"{key_of(AMD)}-26b670381f62")
     assert "machine_key" not in info and "system" not in info and info["runs"] == 18
     assert len(versus.load_runs("fake", tmp_path)) == 18
     assert (tmp_path / "bench" / "versus_fake_summary.csv").is_file()

@@ -9,10 +9,8 @@ side on one machine and one revision. Each row names its ``machine``, ``cpu`` an
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import pathlib
-import platform
 import shutil
 
 __all__ = ["KEPT", "MACHINE", "describe_machine", "keep", "fold"]
@@ -24,18 +22,12 @@ LEFT_OUT = "left out"
 
 
 def describe_machine() -> dict:
-    """What names this machine in a store's key (:func:`hepkg.bench.sysinfo.machine_key`): host name, CPU model,
-    cores and RAM."""
-    from .sysinfo import cpu_cores, cpu_model, machine_key, _ram_bytes
+    """This machine's key (:func:`hepkg.bench.sysinfo.machine_key`) and what it names: host name, CPU model, cores
+    and RAM."""
+    from .sysinfo import key_of, machine
 
-    physical, logical = cpu_cores()
-    return dict(key=machine_key(), node=platform.node(), cpu=cpu_model(), physical_cores=physical,
-                logical_cores=logical, ram_bytes=_ram_bytes())
-
-
-def _key_of(machine: dict) -> str:
-    who = [machine["node"], machine["cpu"], machine["physical_cores"], machine["logical_cores"], machine["ram_bytes"]]
-    return hashlib.sha256(repr(who).encode()).hexdigest()[:12]
+    described = machine()
+    return dict(key=key_of(described)) | described
 
 
 def _kept(artifacts=None) -> pathlib.Path:
@@ -83,13 +75,15 @@ def fold(section: str, cases: list[str], reps: int, artifacts=None):
     ValueError: a case no folder holds whole, or two do; a folder whose ``machine.json`` does not give its key."""
     import pandas as pd
 
+    from .sysinfo import key_of
+
     rounds = set(range(1 + reps))
     folders = sorted(p for p in _kept(artifacts).iterdir() if p.is_dir()) if _kept(artifacts).is_dir() else []
     held, machines, partial = {}, {}, {}
     for folder in folders:
         machine = json.loads((folder / MACHINE).read_text())
         key, revision = folder.name.split("-", 1)
-        if machine.get("key") != key or _key_of(machine) != key:
+        if machine.get("key") != key or key_of(machine) != key:
             raise ValueError(f"{folder / MACHINE}: it does not describe machine {key}")
         machines[folder.name] = machine
         by_case = {}

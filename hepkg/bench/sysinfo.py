@@ -97,12 +97,24 @@ def _gpus() -> list[dict] | None:
                  memory_bytes=int(p["totalGlobalMem"]), driver=None) for p in props] or None
 
 
-def machine_key() -> str:
-    """12 hex digits naming this machine: host name, CPU model, core counts and RAM."""
+def machine() -> dict:
+    """What names this machine: host name, CPU model, core counts and RAM."""
+    physical, logical = cpu_cores()
+    return dict(node=platform.node(), cpu=cpu_model(), physical_cores=physical, logical_cores=logical,
+                ram_bytes=_ram_bytes())
+
+
+def key_of(described: dict) -> str:
+    """12 hex digits naming the machine :func:`machine` describes."""
     import hashlib
 
-    who = [platform.node(), cpu_model(), *cpu_cores(), _ram_bytes()]
+    who = [described[k] for k in ("node", "cpu", "physical_cores", "logical_cores", "ram_bytes")]
     return hashlib.sha256(repr(who).encode()).hexdigest()[:12]
+
+
+def machine_key() -> str:
+    """12 hex digits naming this machine (:func:`key_of` :func:`machine`)."""
+    return key_of(machine())
 
 
 def _version(dists: tuple[str, ...]) -> str | None:
