@@ -379,11 +379,24 @@ def _reporting(system: dict) -> str:
     return "free page reporting off" if order is None else f"free page reporting on (order {order})"
 
 
+def _machine(record: dict, case: str) -> str:
+    """The machine a case ran on: its kept folder's (a table folded from kept rounds, ``kept``:
+    :func:`hepkg.bench.kept.fold`), else the run record's system."""
+    if "kept" in record:
+        folder = record["kept"]["cases"].get(case)
+        m = record["kept"]["machines"].get(folder)
+        return (f"{m['cpu']} {m['key']}, {m['logical_cores']} logical cores (rounds kept in {folder})" if m
+                else "machine not recorded")
+    system = record.get("system", {})
+    return (f"{system['cpu']}, {system['logical_cores']} logical cores, {_reporting(system)}"
+            if system.get("cpu") else "machine not recorded")
+
+
 def bench_table(root: pathlib.Path) -> str:
     """The README's bench table: for every committed comparison with the authors' C++ (:data:`BENCH`), each side's
     lead quantity beside its reference's (medians of the kept rounds), the ratio reference / side with its range
     from the quartiles (:func:`hepkg.bench.versus.summarize`), the verdict (:data:`PACE`), both sides' builds from
-    the raw runs and the machine from the run record."""
+    the raw runs and the machine from the run record (:func:`_machine`)."""
     out = []
     for stem, quantity in BENCH.items():
         summary_csv = root / "bench" / f"{stem}_summary.csv"
@@ -392,9 +405,7 @@ def bench_table(root: pathlib.Path) -> str:
         with open(root / "bench" / f"{stem}.csv", newline="") as fh:
             runs = list(csv.DictReader(fh))
         record = root / "bench" / f"{stem}_run.json"
-        system = json.loads(record.read_text()).get("system", {}) if record.is_file() else {}
-        machine = (f"{system['cpu']}, {system['logical_cores']} logical cores, {_reporting(system)}"
-                   if system.get("cpu") else "machine not recorded")
+        record = json.loads(record.read_text()) if record.is_file() else {}
         with open(summary_csv, newline="") as fh:
             for r in csv.DictReader(fh):
                 if r["quantity"] != quantity or not r.get("ratio"):
@@ -403,7 +414,7 @@ def bench_table(root: pathlib.Path) -> str:
                            f"{r['reference']} | {float(r['ref_median']):.4g} | {float(r['side_median']):.4g} | "
                            f"{float(r['ratio']):.2f}x ({float(r['ratio_low']):.2f}-{float(r['ratio_high']):.2f}) | "
                            f"{PACE[r['verdict']]} | {_builds(runs, r['case'], r['reference'])} | "
-                           f"{_builds(runs, r['case'], r['side'])} | {machine} |")
+                           f"{_builds(runs, r['case'], r['side'])} | {_machine(record, r['case'])} |")
     if not out:
         return "No comparison with the authors' C++ is committed yet (`make bench ONLY=omr,fasthe,facesearch`).\n"
     return ("| table | case | side | reference | reference, s | side, s | ratio reference / side (range from the quartiles) "

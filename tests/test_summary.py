@@ -187,6 +187,12 @@ def test_the_readme_bench_table_is_read_from_the_committed_comparisons(tmp_path)
         "page reporting off |"]
     (bench / "versus_omr_run.json").write_text(json.dumps(dict(system=dict(cpu="AMD EPYC", logical_cores=2))))
     assert summary.bench_table(tmp_path).endswith("| AMD EPYC, 2 logical cores, free page reporting not recorded |\n")
+    kept = dict(cases={"OMR t1": "aaa-r1", "OMR t2": "bbb-r2"},
+                machines={"aaa-r1": dict(key="aaa", cpu="AMD EPYC", logical_cores=2),
+                          "bbb-r2": dict(key="bbb", cpu="Intel Xeon", logical_cores=2)})
+    (bench / "versus_omr_run.json").write_text(json.dumps(dict(kept=kept)))
+    assert [line.rsplit("| ", 1)[1] for line in summary.bench_table(tmp_path).splitlines()[2:]] == [
+        "AMD EPYC aaa, 2 logical cores (rounds kept in aaa-r1) |", "Intel Xeon bbb, 2 logical cores (rounds kept in bbb-r2) |"]
 
 
 def _python_blocks():
