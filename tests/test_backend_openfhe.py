@@ -134,6 +134,44 @@ def test_the_buffer_encoder_is_used_only_for_the_bindings_it_was_built_for(monke
     assert backend._buffer_encoder() is None
 
 
+def test_unlocked_calls_come_only_from_a_module_built_for_these_bindings_that_has_them(monkeypatch, tmp_path):
+    """The calls that release the interpreter lock are taken from a hepkg_openfhe_encode built for the bindings
+    imported here and holding all three; an older build (the encoder alone) or one for other bindings gives none."""
+    import types
+    from hepkg.he.backends import openfhe as backend
+    binding = os.path.realpath(backend.ofhe.openfhe.__file__)
+    calls = dict(parse_ciphertext=object(), mult_no_relin=object(), add=object())
+    for built_for, names, used in ((binding, calls, True), (str(tmp_path / "other.so"), calls, False),
+                                   (binding, dict(add=object()), False)):
+        module = types.SimpleNamespace(packed=object(), built_for=built_for, **names)
+        monkeypatch.setitem(sys.modules, "hepkg_openfhe_encode", module)
+        assert (backend._unlocked_calls() is module) is used, (built_for, names)
+    monkeypatch.setitem(sys.modules, "hepkg_openfhe_encode", None)
+    assert backend._unlocked_calls() is None
+
+
+def test_ciphertexts_are_parsed_multiplied_and_added_through_the_unlocked_calls(scheme, monkeypatch):
+    """Where the unlocked calls exist, parsing, ciphertext products and sums go through them (stand-ins here that
+    call the bindings: the module is compiled by make bench's builds), and the results decrypt to numpy's."""
+    import types
+    from hepkg.he.backends import openfhe as backend
+    used = []
+
+    def via(name, fn):
+        return lambda *args: used.append(name) or fn(*args)
+    monkeypatch.setattr(backend, "_UNLOCKED", types.SimpleNamespace(
+        parse_ciphertext=via("parse", lambda data: backend.ofhe.DeserializeCiphertextString(bytes(data), backend._BIN)),
+        mult_no_relin=via("mult", lambda cc, a, b: cc.EvalMultNoRelin(a, b)),
+        add=via("add", lambda cc, a, b: cc.EvalAdd(a, b))))
+    c = ctx("openfhe", scheme)
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(-(T // 2), T // 2, N), rng.integers(-(T // 2), T // 2, N)
+    ca, cb = c.encrypt(a), c.encrypt(b)
+    got = c.add(c.mul(c.deserialize(c.serialize(ca)), cb), ca)
+    np.testing.assert_array_equal(c.decrypt(got), center(a.astype(object) * b + a))
+    assert set(used) == {"parse", "mult", "add"}
+
+
 def test_rotations_exact_and_hoisted_match_sim(scheme):
     rng = np.random.default_rng(2)
     a = rng.integers(0, T, N)

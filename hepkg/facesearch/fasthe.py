@@ -143,8 +143,8 @@ def versus_cases(scale: str) -> list[str]:
 
 
 def _measure_naming_module(config: dict) -> list[dict]:
-    """:func:`hepkg.facesearch.experiments.measure_here`, each row naming the ``openfhe`` module it ran and its
-    encoding path (:func:`hepkg.he.backends.openfhe.binding`)."""
+    """:func:`hepkg.facesearch.experiments.measure_here`, each row naming the ``openfhe`` module it ran, its
+    encoding path and whether its calls released the interpreter lock (:func:`hepkg.he.backends.openfhe.binding`)."""
     from hepkg.he.backends.openfhe import binding
 
     return [r | binding() for r in measure_here(config)]
@@ -156,7 +156,8 @@ def _hepkg(method: str, l: int, K: int, kappa: int, threads: int, seed: int, pyt
     (r,) = in_child(_measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=python)
     row = hepkg_row(r)
     return row if r["status"] != "measured" else row | dict(openfhe_module=r["openfhe_module"],
-                                                         encode_path=r["encode_path"], params=PARAMS[kappa])
+                                                         encode_path=r["encode_path"], call_path=r["call_path"],
+                                                         params=PARAMS[kappa])
 
 
 def _theirs(program: Program, dataset, approach: int, matches, threads: int) -> dict:

@@ -238,7 +238,7 @@ def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, p
                 server_setup_s=r["server_setup_s"], precompute_s=r["precompute_s"],
                 rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
                 key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]), openfhe_module=r["openfhe_module"],
-                encode_path=r["encode_path"])
+                encode_path=r["encode_path"], call_path=r["call_path"])
 
 
 def versus_cases(scale: str) -> list[str]:

@@ -97,7 +97,7 @@ def _parse_ciphertext(data: bytes):
             ofhe.DisablePrecomputeCRTTablesAfterDeserializaton()
         _PARSING[0] += 1
     try:
-        return ofhe.DeserializeCiphertextString(data, _BIN)
+        return _UNLOCKED.parse_ciphertext(data) if _UNLOCKED else ofhe.DeserializeCiphertextString(data, _BIN)
     finally:
         with _PARSING_LOCK:
             _PARSING[0] -= 1
@@ -373,28 +373,45 @@ def _slots(pt, ckks: bool):
     return pt.GetPackedValueArray() if hasattr(pt, "GetPackedValueArray") else pt.GetPackedValue()
 
 
-def _buffer_encoder():
-    """``hepkg_openfhe_encode.packed`` (:func:`hepkg.bench.builds.openfhe_encode`) where it is importable and was built
-    for the bindings imported here, else None (the bindings' own MakePackedPlaintext)."""
-    if _ARRAY_ENCODE:
-        return None
+def _native():
+    """``hepkg_openfhe_encode`` (:func:`hepkg.bench.builds.openfhe_encode`) where it is importable and was built for
+    the bindings imported here (one ABI), else None."""
     try:
         import hepkg_openfhe_encode as native
     except ImportError:
         return None
     binding = getattr(getattr(ofhe, "openfhe", None), "__file__", None)
-    return native.packed if binding and native.built_for == os.path.realpath(binding) else None
+    return native if binding and native.built_for == os.path.realpath(binding) else None
+
+
+def _buffer_encoder():
+    """:func:`_native`'s ``packed`` unless the bindings read numpy buffers themselves, else None (the bindings' own
+    MakePackedPlaintext)."""
+    native = None if _ARRAY_ENCODE else _native()
+    return None if native is None else native.packed
+
+
+def _unlocked_calls():
+    """:func:`_native` where it has ``parse_ciphertext``, ``mult_no_relin`` and ``add``, which release the
+    interpreter lock (the bindings hold it through every call, so Python threads that parse and multiply
+    ciphertexts run one at a time), else None."""
+    native = _native()
+    return native if all(hasattr(native, f) for f in ("parse_ciphertext", "mult_no_relin", "add")) else None
 
 
 _BUFFER_ENCODE = _buffer_encoder()
+_UNLOCKED = _unlocked_calls()
 #: how packed BFV/BGV plaintexts get their slot values (in each measurement row: ``encode_path``)
 ENCODE_PATH = ("numpy buffer (bindings)" if _ARRAY_ENCODE else "numpy buffer (hepkg_openfhe_encode)"
                if _BUFFER_ENCODE else "Python list (bindings)")
+#: whether ciphertext parsing, products and sums release the interpreter lock (each row: ``call_path``)
+CALL_PATH = "lock released (hepkg_openfhe_encode)" if _UNLOCKED else "lock held (bindings)"
 
 
 def binding() -> dict:
-    """The folder of the ``openfhe`` package imported here and :data:`ENCODE_PATH` (a measurement row's fields)."""
-    return dict(openfhe_module=os.path.dirname(ofhe.__file__), encode_path=ENCODE_PATH)
+    """The folder of the ``openfhe`` package imported here, :data:`ENCODE_PATH` and :data:`CALL_PATH` (a
+    measurement row's fields)."""
+    return dict(openfhe_module=os.path.dirname(ofhe.__file__), encode_path=ENCODE_PATH, call_path=CALL_PATH)
 
 
 def _integers(values: np.ndarray):
@@ -827,7 +844,7 @@ class OpenFHEContext(Context):
 
     # ------------------------------------------------------------------ arithmetic
     def _add(self, x, y):
-        return self._cc.EvalAdd(*self._align(x, y))
+        return _UNLOCKED.add(self._cc, *self._align(x, y)) if _UNLOCKED else self._cc.EvalAdd(*self._align(x, y))
 
     def _add_into(self, x, y):
         if self.scheme == "bfv" and x.GetLevel() != y.GetLevel():
@@ -848,7 +865,8 @@ class OpenFHEContext(Context):
         return self._cc.EvalNegate(x)
 
     def _mul(self, x, y):
-        return self._product(*self._align(x, y), self._cc.EvalMultNoRelin)
+        return self._product(*self._align(x, y), functools.partial(_UNLOCKED.mult_no_relin, self._cc) if _UNLOCKED
+                             else self._cc.EvalMultNoRelin)
 
     def _relin(self, x):
         return self._cc.Relinearize(x)
