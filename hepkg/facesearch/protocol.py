@@ -13,11 +13,13 @@
 
 Messages between parties are bytes (serialized ciphertexts); the server records the time of
 each phase in :attr:`Server.timings`. ``Server(workers=w)`` processes w groups at once in Python
-threads (OpenFHE releases the GIL), each with its own accumulator: memory beyond the rotated-query
+threads (the rns engine and hepkg_openfhe_encode's OpenFHE calls release the interpreter lock; openfhe-python's
+own bindings hold it), each with its own accumulator: memory beyond the rotated-query
 table stays O(w) ciphertexts, as the paper's memory-aware multi-threading (Sec. 4.2); phase times
 are then thread-seconds. ``Server(lanes=n)`` cuts each group's products into n lanes run at once in threads,
 each reading, authenticating and parsing its own diagonals into its own accumulator, added as a tree at the end
-(Algorithm 1's per-thread accumulators; the authors' HyDia reads and multiplies in a parallel loop likewise).
+(Algorithm 1's per-thread accumulators; the authors' HyDia reads and multiplies in a parallel loop likewise;
+on OpenFHE the lanes run at once where the parsing and products release the lock: docs/benchmarks.md).
 ``bsgs-streamed`` streams its table
 (:func:`~hepkg.facesearch.similarity.streamed_scores`).
 """

@@ -31,7 +31,7 @@ SETUP_HOOKS = ("keygen", "load_public", "public_payload", "key_sizes", "keygen_l
 
 _PROCESS = Counter()  # seconds per hook, every context of this process
 _INSIDE = threading.local()
-_LOCK = threading.Lock()  # counts and clocks are updated from several threads (OpenFHE releases the GIL)
+_LOCK = threading.Lock()  # counts and clocks are updated from several threads at once
 
 
 def library_seconds() -> Counter:
