@@ -404,8 +404,8 @@ def bench_table(root: pathlib.Path) -> str:
             continue
         with open(root / "bench" / f"{stem}.csv", newline="") as fh:
             runs = list(csv.DictReader(fh))
-        record = root / "bench" / f"{stem}_run.json"
-        record = json.loads(record.read_text()) if record.is_file() else {}
+        path = root / "bench" / f"{stem}_run.json"
+        record = json.loads(path.read_text()) if path.is_file() else {}
         with open(summary_csv, newline="") as fh:
             for r in csv.DictReader(fh):
                 if r["quantity"] != quantity or not r.get("ratio"):

@@ -8,7 +8,7 @@ calls and through hepkg_openfhe_encode's, which release the interpreter lock (``
 
 Steps, per ciphertext, as a query's lanes run them: ``read`` (the file's bytes), ``authenticate`` (the session
 MAC over them), ``parse`` (OpenFHE's deserialization), ``multiply`` (by a query ciphertext, no
-relinearization) and ``add`` (into a running sum); ``lane`` is the four together through ``_dot`` itself.
+relinearization) and ``add`` (into a running sum); ``lane`` is the five together through ``_dot`` itself.
 Each line: one step, call path, OpenMP threads, Python threads, seconds for all the ciphertexts. A step that
 holds the interpreter lock takes as long from two Python threads as from one.
 """

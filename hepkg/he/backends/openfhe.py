@@ -844,7 +844,8 @@ class OpenFHEContext(Context):
 
     # ------------------------------------------------------------------ arithmetic
     def _add(self, x, y):
-        return _UNLOCKED.add(self._cc, *self._align(x, y)) if _UNLOCKED else self._cc.EvalAdd(*self._align(x, y))
+        x, y = self._align(x, y)
+        return _UNLOCKED.add(self._cc, x, y) if _UNLOCKED else self._cc.EvalAdd(x, y)
 
     def _add_into(self, x, y):
         if self.scheme == "bfv" and x.GetLevel() != y.GetLevel():
