@@ -21,8 +21,9 @@ def fake(monkeypatch):
     return mod
 
 
-def _folder(root, machine: dict, revision: str, rounds: dict) -> None:
-    """A kept folder of ``machine`` at ``revision`` holding ``rounds`` (case -> round numbers)."""
+def _folder(root, machine: dict, revision: str, rounds: dict, finished: str | None = None) -> None:
+    """A kept folder of ``machine`` at ``revision`` holding ``rounds`` (case -> round numbers), round r finished
+    r minutes after ``finished`` (an hour, "2026-12-07T10"), or with no finish time."""
     key = key_of(machine)
     folder = root / "bench" / kept.KEPT / f"{key}-{revision}"
     (folder / "bench").mkdir(parents=True)
@@ -37,6 +38,8 @@ def _folder(root, machine: dict, revision: str, rounds: dict) -> None:
                     dict(side="ours big", rep=r - 1, e2e_s=float("nan"), correct=False, case=case,
                          status="measured" if r else "warmup", estimated_rss_gb=30.0)]
             record = dict(fn="run_case", config=dict(section="fake", case=case, round=r), rows=rows, elapsed_s=1.0)
+            if finished:
+                record["finished"] = f"{finished}:{r:02d}:00+00:00"
             (folder / "bench" / f"{case}{r}{revision}.json").write_text(json.dumps(record))
 
 
@@ -56,12 +59,27 @@ def test_each_case_is_folded_whole_from_the_one_machine_that_ran_it(tmp_path, fa
     assert list(s.side) == ["ours", "ours"] and s.reps.tolist() == [2, 2]
 
 
-def test_a_case_no_folder_holds_whole_or_two_hold_is_refused(tmp_path, fake):
+def test_a_case_no_folder_holds_whole_is_refused(tmp_path, fake):
     _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 2]))
     with pytest.raises(ValueError, match="no kept folder holds b whole"):
         kept.fold("fake", ["a", "b"], 2, tmp_path)
-    _folder(tmp_path, AMD | dict(ram_bytes=1 << 35), "08b959e37aff", dict(a=[0, 1, 2], b=[0, 1, 2]))
-    with pytest.raises(ValueError, match="a is whole in"):
+
+
+def test_a_case_run_again_is_folded_from_the_folder_that_finished_it_last(tmp_path, fake):
+    _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 1, 2]), finished="2026-12-07T09")
+    _folder(tmp_path, AMD, "08b959e37aff", dict(b=[0, 1, 2]), finished="2026-12-07T12")   # b run again, later
+    _folder(tmp_path, AMD, "c8efc05aaaaa", dict(a=[0, 1]), finished="2026-12-07T13")      # a again, cut short
+    runs, info = kept.fold("fake", ["a", "b"], 2, tmp_path)
+    old, new = (f"{key_of(AMD)}-{r}" for r in ("26b670381f62", "08b959e37aff"))
+    assert info["cases"] == dict(a=old, b=new) and info["superseded"] == dict(b=[old])
+    assert set(runs[runs.case == "b"].revision) == {"08b959e37aff"} and len(runs) == 18
+
+
+@pytest.mark.parametrize("second", ["2026-12-07T09", None])
+def test_two_whole_folders_with_no_order_between_them_are_refused(tmp_path, fake, second):
+    _folder(tmp_path, AMD, "26b670381f62", dict(a=[0, 1, 2], b=[0, 1, 2]), finished="2026-12-07T09")
+    _folder(tmp_path, AMD, "08b959e37aff", dict(a=[0, 1, 2]), finished=second)
+    with pytest.raises(ValueError, match="a is whole in .*(both finished|no finish time)"):
         kept.fold("fake", ["a", "b"], 2, tmp_path)
 
 

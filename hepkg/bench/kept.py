@@ -4,8 +4,9 @@ A section with ``ROUND_RECORDS`` keeps each round of a case in the bench's grid 
 hepkg's revision (:func:`hepkg.grid.grid_store`), as the round finishes. A machine here lasts one sitting, and the
 next may be another kind, so the rounds are committed under ``artifacts/bench/kept/<machine>-<revision>/bench/``
 with the machine's description (:func:`keep`), and the section's runs are folded from every folder (:func:`fold`):
-each case whole, its warm-up and every round, from one folder, so that every ratio compares sides measured side by
-side on one machine and one revision. Each row names its ``machine``, ``cpu`` and ``revision``.
+each case whole, its warm-up and every round, from one folder (the newest where a case was run again), so that
+every ratio compares sides measured side by side on one machine and one revision. Each row names its ``machine``,
+``cpu`` and ``revision``.
 """
 from __future__ import annotations
 
@@ -67,12 +68,29 @@ def keep(section: str, artifacts=None) -> pathlib.Path:
     return dest
 
 
+def _newest(case: str, whole: list[tuple[str, dict, str]]) -> tuple[list, list[str]]:
+    """Of the folders that hold ``case`` whole, as (folder, rounds, last round's ``finished``), the one whose last
+    round finished last, and the others' names (superseded: a case is run again where the code it measures
+    changed). ValueError: two that finished at the same time, or a round with no ``finished``."""
+    if len(whole) == 1:
+        return whole[0][:2], []
+    if any(not finished for *_, finished in whole):
+        raise ValueError(f"{case} is whole in {', '.join(f for f, *_ in whole)}, and a round has no finish time")
+    ordered = sorted(whole, key=lambda held: held[2])
+    if len(ordered) > 1 and ordered[-1][2] == ordered[-2][2]:
+        raise ValueError(f"{case} is whole in {ordered[-1][0]} and {ordered[-2][0]}, both finished "
+                         f"{ordered[-1][2]}")
+    return ordered[-1][:2], [f for f, *_ in ordered[:-1]]
+
+
 def fold(section: str, cases: list[str], reps: int, artifacts=None):
-    """(runs, info): for each of the section's ``cases`` (its ``versus_cases("default")``), the rows of the one kept
+    """(runs, info): for each of the section's ``cases`` (its ``versus_cases("default")``), the rows of the kept
     folder that holds it whole (round 0, the warm-up, to ``reps``), each row with ``machine``, ``cpu`` and
-    ``revision``; a row marked "measured" that carries an estimated peak gets its status back as :data:`LEFT_OUT`.
-    ``info``: each case's folder, each folder's machine, and the rounds left out (cases a folder holds in part).
-    ValueError: a case no folder holds whole, or two do; a folder whose ``machine.json`` does not give its key."""
+    ``revision``; where several folders hold it whole, the one whose last round finished last (:func:`_newest`).
+    A row marked "measured" that carries an estimated peak gets its status back as :data:`LEFT_OUT`. ``info``:
+    each case's folder, each folder's machine, the rounds left out (cases a folder holds in part) and the folders
+    superseded, by case. ValueError: a case no folder holds whole; a folder whose ``machine.json`` does not give
+    its key."""
     import pandas as pd
 
     from .sysinfo import key_of
@@ -86,28 +104,33 @@ def fold(section: str, cases: list[str], reps: int, artifacts=None):
         if machine.get("key") != key or key_of(machine) != key:
             raise ValueError(f"{folder / MACHINE}: it does not describe machine {key}")
         machines[folder.name] = machine
-        by_case = {}
+        by_case, finished = {}, {}
         for record in _records(folder / "bench", section).values():
-            by_case.setdefault(record["config"]["case"], {})[record["config"]["round"]] = record["rows"]
+            case = record["config"]["case"]
+            by_case.setdefault(case, {})[record["config"]["round"]] = record["rows"]
+            finished.setdefault(case, []).append(record.get("finished"))
         for case, got in by_case.items():
             if set(got) == rounds:
-                held.setdefault(case, []).append((folder.name, got))
+                last = None if None in finished[case] else max(finished[case])
+                held.setdefault(case, []).append((folder.name, got, last))
             else:
                 partial.setdefault(folder.name, {})[case] = sorted(got)
     missing = [c for c in cases if c not in held]
-    twice = [c for c in cases if len(held.get(c, ())) > 1]
-    if missing or twice:
-        raise ValueError(f"{section}: " + "; ".join(
-            ([f"no kept folder holds {', '.join(missing)} whole"] if missing else []) +
-            ([f"{c} is whole in {', '.join(f for f, _ in held[c])}" for c in twice])))
+    if missing:
+        raise ValueError(f"{section}: no kept folder holds {', '.join(missing)} whole")
+    chosen, superseded = {}, {}
+    for case in cases:
+        chosen[case], older = _newest(case, held[case])
+        if older:
+            superseded[case] = older
     rows = []
     for case in cases:
-        (name, got), = held[case]
+        name, got = chosen[case]
         labels = dict(machine=name.split("-", 1)[0], cpu=machines[name]["cpu"], revision=name.split("-", 1)[1])
         rows += [row | labels for r in sorted(got) for row in got[r]]
     runs = pd.DataFrame(rows)
     lost = (runs.status == "measured") & (runs["estimated_rss_gb"].notna() if "estimated_rss_gb" in runs else False)
     runs.loc[lost, "status"] = LEFT_OUT
-    info = dict(cases={c: held[c][0][0] for c in cases}, machines=machines, partial=partial,
+    info = dict(cases={c: chosen[c][0] for c in cases}, machines=machines, partial=partial, superseded=superseded,
                 restored_status=int(lost.sum()))
     return runs, info
