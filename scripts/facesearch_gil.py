@@ -8,10 +8,13 @@ calls and through hepkg_openfhe_encode's, which release the interpreter lock (``
 
 Steps, per ciphertext, as a query's lanes run them: ``read`` (the file's bytes), ``authenticate`` (the session
 MAC over them), ``parse`` (OpenFHE's deserialization), ``multiply`` (by a query ciphertext, no
-relinearization) and ``add`` (into a running sum); ``lane`` is the five together through ``_dot`` itself.
+relinearization) and ``add`` (into a running sum); ``lane`` is the five together through ``_dot`` itself, and
+from two Python threads also with each lane's OpenMP teams pinned to one thread (:data:`PINNED`: at two OpenMP
+threads, two lanes otherwise start two teams of two on the two cores).
 Each line: one step, call path, OpenMP threads, Python threads, seconds for all the ciphertexts. A step that
 holds the interpreter lock takes as long from two Python threads as from one.
 """
+import ctypes
 import json
 import pathlib
 import sys
@@ -27,6 +30,9 @@ from hepkg.bench.versus import find_checkout
 from hepkg.facesearch import fasthe as F
 from hepkg.he import envelope
 
+#: the lane step with each lane's OpenMP teams pinned to one thread (:func:`pin_openmp`), two Python threads only
+PINNED = "lane, OpenMP 1 per lane"
+
 
 def _split_time(fn, items, threads: int) -> float:
     """Seconds to run ``fn`` over ``items``, the items cut into ``threads`` contiguous runs mapped by a pool."""
@@ -35,6 +41,12 @@ def _split_time(fn, items, threads: int) -> float:
         start = time.perf_counter()
         list(pool.map(lambda run: [fn(x) for x in run], runs))
         return time.perf_counter() - start
+
+
+def pin_openmp() -> None:
+    """This thread's OpenMP teams at one thread (libgomp's per-thread ``omp_set_num_threads``, the library
+    OpenFHE links here): each lane then runs its OpenFHE calls alone, not as the master of a team of its own."""
+    ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
 
 
 def _load(ctx, path: pathlib.Path):
@@ -72,15 +84,17 @@ def measure(config: dict) -> list[dict]:
                 for threads in ((1, 2) if r % 2 else (2, 1)):
                     for step, (fn, items) in steps.items():
                         rows.append(dict(step=step, seconds=_split_time(fn, items, threads), python_threads=threads))
-                    with ThreadPoolExecutor(threads) as pool:
-                        start = time.perf_counter()
-                        dot = similarity._dot(ctx, [(q, partial(_load, ctx, p)) for p in paths], lanes=threads,
-                                              mapper=pool.map)
-                        rows.append(dict(step="lane", seconds=time.perf_counter() - start, python_threads=threads))
-                    got = ctx.decrypt(ctx.rescale(ctx.relinearize(dot)), 512)
-                    if not np.allclose(got, (dvs * qv).sum(axis=0), atol=1e-3):
-                        raise AssertionError(f"{call_path}: the lanes' sum is not numpy's")
-                    for row in rows[-6:]:
+                    for step, init in [("lane", None)] + [(PINNED, pin_openmp)] * (threads > 1):
+                        with ThreadPoolExecutor(threads, initializer=init) as pool:
+                            list(pool.map(lambda _: None, range(threads)))  # the lanes' threads started first
+                            start = time.perf_counter()
+                            dot = similarity._dot(ctx, [(q, partial(_load, ctx, p)) for p in paths], lanes=threads,
+                                                  mapper=pool.map)
+                            rows.append(dict(step=step, seconds=time.perf_counter() - start, python_threads=threads))
+                        got = ctx.decrypt(ctx.rescale(ctx.relinearize(dot)), 512)
+                        if not np.allclose(got, (dvs * qv).sum(axis=0), atol=1e-3):
+                            raise AssertionError(f"{call_path}, {step}: the lanes' sum is not numpy's")
+                    for row in rows[-6 - (threads > 1):]:
                         row.update(round=r, call_path=call_path)
     return rows
 
