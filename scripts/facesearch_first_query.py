@@ -1,12 +1,12 @@
 """The fasthe bench's first query against the next ones, hepkg's and FastHE-Search's (docs/benchmarks.md).
 
     source bench_env.sh      # HEPKG_AUTHORS_FASTHE, HEPKG_OPENFHE_SRC, HEPKG_OPENFHE_PYTHON_SRC, ... (make bench's)
-    python scripts/facesearch_first_query.py SIDE THREADS QUERIES [KAPPA] > first_query.jsonl
+    python scripts/facesearch_first_query.py SIDE THREADS QUERIES [KAPPA [K]] > first_query.jsonl
 
 SIDE: one of hepkg's methods (hydia, hydia-lean, bsgs-diagonal: one process, keys and enrollment, then QUERIES
 membership + identification pairs, each line one pair with the server's phases) or 5 / 8 (FastHE-Search's approach:
-QUERIES processes, each one membership and one identification). l = 512, K = 1024, the bench's ring for KAPPA
-(default 8), on the bench's one OpenFHE build (:func:`hepkg.facesearch.fasthe.prepare`). Each line records the
+QUERIES processes, each one membership and one identification). l = 512, K (default 1024), the bench's ring
+for KAPPA (default 8), on the bench's one OpenFHE build (:func:`hepkg.facesearch.fasthe.prepare`). Each line records the
 machine's free page reporting (:func:`hepkg.bench.sysinfo.page_reporting`), which this compares.
 """
 import json
@@ -21,14 +21,14 @@ from hepkg.facesearch import authors as A
 from hepkg.facesearch import fasthe as F
 from hepkg.facesearch.experiments import estimated_peak_bytes
 
-K, L = 1024, 512
+L = 512
 
 
 def _rounded(row: dict) -> dict:
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def hepkg_queries(authors: F.Authors, method: str, threads: int, queries: int, kappa: int) -> list[dict]:
+def hepkg_queries(authors: F.Authors, method: str, threads: int, queries: int, kappa: int, K: int) -> list[dict]:
     cfg = dict(backend="openfhe", params=F.PARAMS[kappa], method=method, K=K, Km=F.KM, l=L, kappa=kappa, seed=0,
                reps=queries, warmup=0, workers=1, omp_threads=threads, identify=True, absent=False)
     rows = in_child(F._measure_naming_module, cfg, estimated_peak_bytes(cfg), threads, python_path=authors.python)
@@ -37,7 +37,7 @@ def hepkg_queries(authors: F.Authors, method: str, threads: int, queries: int, k
             for r in rows]
 
 
-def their_queries(authors: F.Authors, approach: int, threads: int, runs: int, kappa: int) -> list[dict]:
+def their_queries(authors: F.Authors, approach: int, threads: int, runs: int, kappa: int, K: int) -> list[dict]:
     inst = synthetic_database(K, F.KM, L, 0)
     with tempfile.TemporaryDirectory(prefix="hepkg-first-query-") as tmp:
         A.write_dataset(f"{tmp}/dataset.dat", inst.database, inst.query)
@@ -45,12 +45,12 @@ def their_queries(authors: F.Authors, approach: int, threads: int, runs: int, ka
                          list(inst.matches)) | dict(run=i) for i in range(runs)]
 
 
-def main(side: str, threads: int, queries: int, kappa: int = 8) -> None:
+def main(side: str, threads: int, queries: int, kappa: int = 8, K: int = 1024) -> None:
     authors = F.prepare(find_checkout(None, F.ENV, F.REPO, F.FILES))
-    rows = (their_queries(authors, int(side), threads, queries, kappa) if side.isdigit() else
-            hepkg_queries(authors, side, threads, queries, kappa))
+    rows = (their_queries(authors, int(side), threads, queries, kappa, K) if side.isdigit() else
+            hepkg_queries(authors, side, threads, queries, kappa, K))
     for row in rows:
-        print(json.dumps(_rounded(row | dict(side=side, threads=threads, kappa=kappa,
+        print(json.dumps(_rounded(row | dict(side=side, threads=threads, kappa=kappa, K=K,
                                              page_reporting_order=page_reporting()))), flush=True)
 
 
