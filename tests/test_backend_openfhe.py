@@ -172,6 +172,40 @@ def test_ciphertexts_are_parsed_multiplied_and_added_through_the_unlocked_calls(
     assert set(used) == {"parse", "mult", "add"}
 
 
+def test_parallel_rotations_come_only_from_a_module_built_for_these_bindings(monkeypatch, tmp_path):
+    """fast_rotations is taken from a hepkg_openfhe_encode built for the bindings imported here; a build without it
+    (before it was added) or for other bindings gives None, and hoisted rotations stay the bindings' own."""
+    import types
+    from hepkg.he.backends import openfhe as backend
+    binding = os.path.realpath(backend.ofhe.openfhe.__file__)
+    fast = object()
+    for built_for, names, used in ((binding, dict(fast_rotations=fast), True),
+                                   (str(tmp_path / "other.so"), dict(fast_rotations=fast), False), (binding, {}, False)):
+        monkeypatch.setitem(sys.modules, "hepkg_openfhe_encode", types.SimpleNamespace(built_for=built_for, **names))
+        assert (backend._parallel_rotations() is fast) is used, (built_for, names)
+
+
+def test_hoisted_rotations_go_through_the_parallel_call(scheme, monkeypatch):
+    """Where fast_rotations exists, a hoisted rotation hands it the ciphertext, its steps and the cyclotomic order
+    (a stand-in here that calls the bindings: the module is compiled by make bench's builds); the rotations
+    decrypt to sim's."""
+    from hepkg.he.backends import openfhe as backend
+    calls = []
+
+    def stand_in(cc, ct, steps, order):
+        calls.append(list(steps))
+        digits = cc.EvalFastRotationPrecompute(ct)
+        return [cc.EvalFastRotation(ct, s, order, digits) for s in steps]
+    monkeypatch.setattr(backend, "_PARALLEL_ROTATIONS", stand_in)
+    a = np.random.default_rng(5).integers(0, T, N)
+    steps = [1, 5, 100, N // 2 - 1]
+    fhe, sim = ctx("openfhe", scheme, "exact"), ctx("sim", scheme, "exact")
+    got, ref = fhe.rotate_many(fhe.encrypt(a), steps), sim.rotate_many(sim.encrypt(a), steps)
+    assert calls == [steps]
+    for k in steps:
+        np.testing.assert_array_equal(fhe.decrypt(got[k]), sim.decrypt(ref[k]))
+
+
 def test_rotations_exact_and_hoisted_match_sim(scheme):
     rng = np.random.default_rng(2)
     a = rng.integers(0, T, N)

@@ -1,18 +1,23 @@
-// hepkg_openfhe_encode: OpenFHE's packed encoding read straight from a numpy buffer, and the calls of face
-// search's diagonal loop with the interpreter lock released.
+// hepkg_openfhe_encode: OpenFHE's packed encoding read straight from a numpy buffer, the calls of face
+// search's diagonal loop with the interpreter lock released, and hoisted rotations run in parallel.
 //
 // openfhe-python before 1.6 converts a Python sequence element by element (about 2 ms of Python work for
 // 65,536 slots: the list, then each item), more than the encoding itself; this module hands the int64 buffer to
 // CryptoContextImpl::MakePackedPlaintext. Its bindings also hold the interpreter lock through every call, so
-// Python threads that parse, multiply and add ciphertexts run one at a time; here those calls release it. Built by hepkg.bench.builds.openfhe_encode against one openfhe-python
-// build (the same OpenFHE, flags and pybind11), whose CryptoContext and Plaintext types it takes and returns.
+// Python threads that parse, multiply and add ciphertexts run one at a time; here those calls release it. A
+// hoisted rotation's steps run one by one from Python, each spread over OpenMP's threads inside OpenFHE;
+// fast_rotations runs them as one parallel loop, a step per thread. Built by hepkg.bench.builds.openfhe_encode
+// against one openfhe-python build (the same OpenFHE, flags and pybind11), whose CryptoContext and Plaintext types
+// it takes and returns.
 #include <cstdint>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "openfhe.h"
 
@@ -60,11 +65,32 @@ Ciphertext<DCRTPoly> add(const CryptoContext<DCRTPoly>& cc, const Ciphertext<DCR
     return cc->EvalAdd(a, b);
 }
 
+std::vector<Ciphertext<DCRTPoly>> fast_rotations(const CryptoContext<DCRTPoly>& cc, const Ciphertext<DCRTPoly>& ct,
+                                                 const std::vector<int32_t>& steps, uint32_t order) {
+    py::gil_scoped_release unlocked;
+    const auto digits = cc->EvalFastRotationPrecompute(ct);
+    std::vector<Ciphertext<DCRTPoly>> out(steps.size());
+    std::exception_ptr failed;
+#pragma omp parallel for schedule(dynamic)
+    for (size_t i = 0; i < steps.size(); i++) {
+        try {
+            out[i] = cc->EvalFastRotation(ct, steps[i], order, digits);
+        } catch (...) {  // an exception may not leave the parallel loop: the first is thrown after it
+#pragma omp critical
+            if (!failed)
+                failed = std::current_exception();
+        }
+    }
+    if (failed)
+        std::rethrow_exception(failed);
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(hepkg_openfhe_encode, m) {
-    m.doc() = "OpenFHE's MakePackedPlaintext from an int64 numpy buffer, and ciphertext parsing, products and sums "
-              "that release the interpreter lock (hepkg.bench.builds.openfhe_encode)";
+    m.doc() = "OpenFHE's MakePackedPlaintext from an int64 numpy buffer, ciphertext parsing, products and sums "
+              "that release the interpreter lock, and parallel hoisted rotations (hepkg.bench.builds.openfhe_encode)";
     m.attr("built_for") = HEPKG_OPENFHE_MODULE;
     m.def("packed", &packed, py::arg("cc"), py::arg("values"), py::arg("noise_scale_deg") = 1,
           py::arg("level") = 0,
@@ -76,4 +102,7 @@ PYBIND11_MODULE(hepkg_openfhe_encode, m) {
     m.def("mult_no_relin", &mult_no_relin, py::arg("cc"), py::arg("a"), py::arg("b"),
           "cc.EvalMultNoRelin(a, b), the interpreter lock released");
     m.def("add", &add, py::arg("cc"), py::arg("a"), py::arg("b"), "cc.EvalAdd(a, b), the interpreter lock released");
+    m.def("fast_rotations", &fast_rotations, py::arg("cc"), py::arg("ct"), py::arg("steps"), py::arg("order"),
+          "[cc.EvalFastRotation(ct, s, order, digits) for s in steps], digits = cc.EvalFastRotationPrecompute(ct): "
+          "the steps as one OpenMP loop, the interpreter lock released");
 }

@@ -399,13 +399,24 @@ def _unlocked_calls():
     return native if all(hasattr(native, f) for f in ("parse_ciphertext", "mult_no_relin", "add")) else None
 
 
+def _parallel_rotations():
+    """:func:`_native`'s ``fast_rotations`` (a hoisted rotation's steps as one OpenMP loop, a step per thread, the
+    interpreter lock released), else None (the bindings' EvalFastRotation step by step, each spread over OpenMP's
+    threads inside OpenFHE)."""
+    return getattr(_native(), "fast_rotations", None)
+
+
 _BUFFER_ENCODE = _buffer_encoder()
 _UNLOCKED = _unlocked_calls()
+_PARALLEL_ROTATIONS = _parallel_rotations()
 #: how packed BFV/BGV plaintexts get their slot values (in each measurement row: ``encode_path``)
 ENCODE_PATH = ("numpy buffer (bindings)" if _ARRAY_ENCODE else "numpy buffer (hepkg_openfhe_encode)"
                if _BUFFER_ENCODE else "Python list (bindings)")
-#: whether ciphertext parsing, products and sums release the interpreter lock (each row: ``call_path``)
-CALL_PATH = "lock released (hepkg_openfhe_encode)" if _UNLOCKED else "lock held (bindings)"
+#: whether ciphertext parsing, products and sums release the interpreter lock, and whether hoisted rotations run
+#: as one parallel loop (each row: ``call_path``)
+CALL_PATH = ("lock released" if _UNLOCKED else "lock held") + (
+    ", rotations in parallel (hepkg_openfhe_encode)" if _PARALLEL_ROTATIONS else
+    " (hepkg_openfhe_encode)" if _UNLOCKED else " (bindings)")
 
 
 def binding() -> dict:
@@ -879,6 +890,8 @@ class OpenFHEContext(Context):
         return self._cc.EvalRotate(x, step)
 
     def _rotate_hoisted(self, x, steps: list[int]) -> list:
+        if _PARALLEL_ROTATIONS:
+            return _PARALLEL_ROTATIONS(self._cc, x, list(steps), self._order)
         digits = self._cc.EvalFastRotationPrecompute(x)
         return [self._cc.EvalFastRotation(x, s, self._order, digits) for s in steps]
 
