@@ -68,7 +68,7 @@ def keep(section: str, artifacts=None) -> pathlib.Path:
     return dest
 
 
-def _newest(case: str, whole: list[tuple[str, dict, str]]) -> tuple[list, list[str]]:
+def _newest(case: str, whole: list[tuple[str, dict, str | None]]) -> tuple[tuple[str, dict], list[str]]:
     """Of the folders that hold ``case`` whole, as (folder, rounds, last round's ``finished``), the one whose last
     round finished last, and the others' names (superseded: a case is run again where the code it measures
     changed). ValueError: two that finished at the same time, or a round with no ``finished``."""
@@ -77,7 +77,7 @@ def _newest(case: str, whole: list[tuple[str, dict, str]]) -> tuple[list, list[s
     if any(not finished for *_, finished in whole):
         raise ValueError(f"{case} is whole in {', '.join(f for f, *_ in whole)}, and a round has no finish time")
     ordered = sorted(whole, key=lambda held: held[2])
-    if len(ordered) > 1 and ordered[-1][2] == ordered[-2][2]:
+    if ordered[-1][2] == ordered[-2][2]:
         raise ValueError(f"{case} is whole in {ordered[-1][0]} and {ordered[-2][0]}, both finished "
                          f"{ordered[-1][2]}")
     return ordered[-1][:2], [f for f, *_ in ordered[:-1]]
