@@ -502,6 +502,7 @@ def test_measured_trials_check_the_count_and_separate_the_server_peak(identify):
         assert (r["identified"] is True) if identify else (r["identified"] is None and math.isnan(r["identify_s"]))
         if not math.isnan(r["rss_peak_bytes"]):
             assert 0 < r["server_rss_peak_bytes"] <= r["rss_peak_bytes"]
+        assert r["keygen_s"] == 0.0 < r["context_s"]  # sim makes no keys; its context still takes time
 
 
 def test_interleaved_trials_alternate_the_methods_on_one_key_pair():

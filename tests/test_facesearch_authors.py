@@ -89,8 +89,8 @@ def test_their_side_joins_the_rounds_and_a_wrong_answer_is_not_correct(tmp_path,
 
     monkeypatch.setattr(experiments, "measure", lambda cfg: [dict(
         status="measured", membership_s=2.0, membership_he_s=1.9, identify_s=3.0, rss_peak_bytes=5e9,
-        server_rss_peak_bytes=4e9, keygen_s=1.0, enroll_s=2.0, identified=True, count_error=0.1, op_rotate=511,
-        op_keyswitch=511, op_mul_ct=512, rotation_keys=516) if cfg["method"] != "hydia" else dict(
+        server_rss_peak_bytes=4e9, keygen_s=1.0, context_s=1.2, enroll_s=2.0, identified=True, count_error=0.1,
+        op_rotate=511, op_keyswitch=511, op_mul_ct=512, rotation_keys=516) if cfg["method"] != "hydia" else dict(
         status="exceeds memory", estimated_peak_bytes=23e9, available_bytes=24e9)])
     from hepkg.datasets.faces import synthetic_database
     matches = list(synthetic_database(1024, fv.KM, 512, 0).matches)

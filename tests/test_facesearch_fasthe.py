@@ -88,7 +88,7 @@ def test_both_approaches_join_the_rounds_beside_hepkg_and_wrong_answers_are_not_
     monkeypatch.setattr(F, "in_child", lambda fn, cfg, need, threads, python_path=None: calls.append(
         (cfg["method"], cfg["params"], python_path)) or [dict(
             status="measured", membership_s=2.0, membership_he_s=1.9, identify_s=3.0, rss_peak_bytes=5e9,
-            keygen_s=1.0, enroll_s=2.0, identified=True, count_error=0.1, openfhe_module="/m/openfhe",
+            keygen_s=1.0, context_s=1.2, enroll_s=2.0, identified=True, count_error=0.1, openfhe_module="/m/openfhe",
             encode_path="Python list (bindings)", call_path="lock held (bindings)")])
     monkeypatch.setattr(F, "estimated_peak_bytes", lambda cfg: 0)
     matches = list(synthetic_database(1024, F.KM, 512, 0).matches)
@@ -132,7 +132,7 @@ def test_hydias_own_program_joins_at_its_comparison_depth_only(tmp_path, monkeyp
 
     monkeypatch.setattr(F, "in_child", lambda fn, cfg, need, threads, python_path=None: [dict(
         status="measured", membership_s=2.0, membership_he_s=1.9, identify_s=3.0, rss_peak_bytes=5e9, keygen_s=1.0,
-        enroll_s=2.0, identified=True, count_error=0.1, openfhe_module="/m/openfhe",
+        context_s=1.2, enroll_s=2.0, identified=True, count_error=0.1, openfhe_module="/m/openfhe",
         encode_path="Python list (bindings)", call_path="lock held (bindings)")])
     monkeypatch.setattr(F, "estimated_peak_bytes", lambda cfg: 0)
     run = dict(membership_s=4.0, identify_s=5.0, member=True, indices=[], rss_gb=1.0, keygen_s=1.0, enroll_s=1.0,

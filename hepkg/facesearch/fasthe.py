@@ -16,8 +16,10 @@ A run of theirs is ``ImageMatching <dataset> <approach> --keep-serial`` in a scr
 folders made, their ``latency.csv`` appended there), with ``OUTER_THREADS`` (their parallel loops' team) and
 OpenMP's threads and thread limit at the case's threads, on the database :func:`hepkg.facesearch.authors.
 write_dataset` writes in their format. Their lines give the membership and index times ("done (wall: ...)"), the
-answers and their ``[SETUP_COSTS]`` (key, rotation-key generation, database encryption); the peak RSS is the
-process's own (``wait4``), the disk their encrypted diagonals under ``serial/db_diagonal``. hepkg's side is
+answers and their ``[SETUP_COSTS]`` (key, rotation-key generation, database encryption: their timer starts
+after ``GenCryptoContext``, and hepkg's ``keygen_s`` times its keys alone, :attr:`hepkg.he.Context.keygen_s`,
+the same span); the peak RSS is the process's own (``wait4``), the disk their encrypted diagonals under
+``serial/db_diagonal``. hepkg's side is
 :func:`hepkg.facesearch.experiments.measure_here` in a child process on the same database, at the ring their
 OpenFHE chooses for that depth (N = 2^15: ``ckks-32768-d9`` at kappa 8, ``-d11`` at kappa 10). Sides alternate,
 their order rotated round by round, after a warm-up round; the reference is their HyDia, and hepkg's

@@ -11,8 +11,10 @@ Operations never modify their inputs.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import time
 from abc import ABC, abstractmethod
 from typing import Iterable
 
@@ -139,6 +141,10 @@ class Context(ABC):
     lowers = False
     #: True where :meth:`subring` (ring switching) is available
     subrings = False
+    #: seconds this context's key generation took: its secret, public and evaluation keys, without the library's
+    #: own set-up of the context (its moduli and tables), the span a C++ program's key-generation timer covers
+    #: (FastHE-Search's ``KeyGen`` to ``EvalRotateKeyGen``); NaN in a context made from another's bytes
+    keygen_s = float("nan")
 
     def __init__(self, params: ParamSet | str, *, rotations: Iterable[int] | str = (), policy: str = "pow2",
                  swap: bool = False, insecure: bool = False, _meta: dict | None = None, _payload: bytes = b"",
@@ -1003,6 +1009,14 @@ class Context(ABC):
     def session_key(self) -> bytes:
         """The key that authenticates this session's serialized objects (shared with the parties)."""
         return self._session_key
+
+    @contextlib.contextmanager
+    def _generating_keys(self):
+        """Time the block as this context's key generation (:attr:`keygen_s`): a backend's hook wraps its key
+        generation in it, the library's context set-up outside."""
+        start = time.perf_counter()
+        yield
+        self.keygen_s = time.perf_counter() - start
 
     # ------------------------------------------------------------------ backend hooks
     # Raw objects are the library's own. Steps passed to _rotate are normalized to

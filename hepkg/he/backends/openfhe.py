@@ -542,8 +542,10 @@ class OpenFHEContext(Context):
 
     # ------------------------------------------------------------------ keys and roles
     def _keygen(self):
-        kp = self._new_cc().KeyGen()
-        self._evaluation_keys(kp.secretKey, kp.publicKey)
+        cc = self._new_cc()
+        with self._generating_keys():
+            kp = cc.KeyGen()
+            self._evaluation_keys(kp.secretKey, kp.publicKey)
 
     def _evaluation_keys(self, sk, pk) -> None:
         """Hold ``sk`` and ``pk`` and generate the evaluation keys this context declares under their tag."""
@@ -580,18 +582,19 @@ class OpenFHEContext(Context):
         if self._primes != parent._primes[:len(self._primes)]:
             raise ParameterError(f"OpenFHE built {self.params.name} on other primes than the first "
                                  f"{len(self._primes)} of {parent.params.name}: it cannot hold that secret key")
-        kp = cc.KeyGen()
-        keys = []
-        for own, theirs, polys, load in ((kp.secretKey, parent._sk, 1, ofhe.DeserializePrivateKeyString),
-                                         (kp.publicKey, parent._pk, 2, ofhe.DeserializePublicKeyString)):
-            data, source = ofhe.Serialize(own, _BIN), ofhe.Serialize(theirs, _BIN)
-            into = _find_vectors(data, self._primes * polys, self.params.n)
-            found = _find_vectors(source, self._primes * polys, self.params.n)
-            if into is None or found is None:
-                raise RuntimeError("OpenFHE's serialized keys are not laid out as hepkg reads them (vectors of "
-                                   "length, coefficients, modulus)")
-            keys.append(load(_spliced(data, into, source, found), _BIN))
-        self._evaluation_keys(*keys)
+        with self._generating_keys():
+            kp = cc.KeyGen()
+            keys = []
+            for own, theirs, polys, load in ((kp.secretKey, parent._sk, 1, ofhe.DeserializePrivateKeyString),
+                                             (kp.publicKey, parent._pk, 2, ofhe.DeserializePublicKeyString)):
+                data, source = ofhe.Serialize(own, _BIN), ofhe.Serialize(theirs, _BIN)
+                into = _find_vectors(data, self._primes * polys, self.params.n)
+                found = _find_vectors(source, self._primes * polys, self.params.n)
+                if into is None or found is None:
+                    raise RuntimeError("OpenFHE's serialized keys are not laid out as hepkg reads them (vectors "
+                                       "of length, coefficients, modulus)")
+                keys.append(load(_spliced(data, into, source, found), _BIN))
+            self._evaluation_keys(*keys)
 
     def _adopted(self, parent, raw):
         payload = ofhe.Serialize(raw, _BIN)
@@ -608,12 +611,14 @@ class OpenFHEContext(Context):
     # is made by hepkg.rns. A ciphertext's residues at one prime go through hepkg.he.subring and are written back
     # into this context's one-prime ciphertext; its slots are read in the parent's order (subring.slot_map).
     def _keygen_subring(self, parent: "OpenFHEContext"):
-        kp = self._new_cc().KeyGen()
-        self._evaluation_keys(kp.secretKey, kp.publicKey)
-        q0 = parent._primes[0]
-        self._switch_primes = (q0, ntt_primes(60, parent.params.n, 1, exclude=(q0,))[0])
-        self._switch = subring.make_key(_secret(parent._sk, q0, parent.params.n),
-                                        _secret(self._sk, self._primes[0], self.params.n), self._switch_primes)
+        cc = self._new_cc()
+        with self._generating_keys():
+            kp = cc.KeyGen()
+            self._evaluation_keys(kp.secretKey, kp.publicKey)
+            q0 = parent._primes[0]
+            self._switch_primes = (q0, ntt_primes(60, parent.params.n, 1, exclude=(q0,))[0])
+            self._switch = subring.make_key(_secret(parent._sk, q0, parent.params.n),
+                                            _secret(self._sk, self._primes[0], self.params.n), self._switch_primes)
 
     def _descended(self, parent, raw):
         q0, n = self._switch_primes[0], parent.params.n

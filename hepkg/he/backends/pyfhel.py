@@ -108,11 +108,12 @@ class PyfhelContext(Context):
         if bits != tuple(p.qi_bits):
             raise ParameterError(f"{p.name}: SEAL chose moduli of {list(bits)} bits, not the {list(p.qi_bits)} "
                                  f"the parameter set records")
-        he.keyGen()
-        he.relinKeyGen()
-        steps = sorted(self.keys.steps) + [0] * self.swap_key
-        if steps:
-            he.rotateKeyGen(steps)
+        with self._generating_keys():
+            he.keyGen()
+            he.relinKeyGen()
+            steps = sorted(self.keys.steps) + [0] * self.swap_key
+            if steps:
+                he.rotateKeyGen(steps)
         self._setup(he)
 
     def _setup(self, he: Pyfhel):

@@ -87,9 +87,10 @@ class RnsContext(Context):
         return array_module(os.environ.get("HEPKG_RNS_XP", "numpy"))
 
     def _keygen(self):
-        self._eng = self._engine()
-        if self.keys.steps:
-            self._eng.gen_rotation_keys(sorted(self.keys.steps))
+        with self._generating_keys():    # the engine makes its tables and keys in one call: both are timed
+            self._eng = self._engine()
+            if self.keys.steps:
+                self._eng.gen_rotation_keys(sorted(self.keys.steps))
 
     def _public_payload(self, evaluation_keys: bool) -> list:
         """Four framed parts, as the other backends: the primes, the public key, the relinearization key

@@ -25,16 +25,16 @@ class SimContext(Context):
 
     # keys and roles: nothing secret to hold, the role flag is what matters
     def _keygen(self):
-        pass
+        self.keygen_s = 0.0
 
     def _keygen_lowered(self, parent):
-        pass
+        self.keygen_s = 0.0
 
     def _adopted(self, parent, raw):
         return raw.copy()
 
     def _keygen_subring(self, parent):
-        pass
+        self.keygen_s = 0.0
 
     def _descended(self, parent, raw):
         return descended_slots(raw, self.descent, self.plain_modulus)

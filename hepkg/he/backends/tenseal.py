@@ -85,12 +85,13 @@ class TenSEALContext(Context):
 
     def _keygen(self):
         self._setup(self._parms())
-        keygen = seal.KeyGenerator(self._ctx)
-        self._pk, self._rk, self._gk = seal.PublicKey(), seal.RelinKeys(), seal.GaloisKeys()
-        keygen.create_public_key(self._pk)
-        keygen.create_relin_keys(self._rk)
-        # Galois element of a left rotation by s in CKKS is 3^s mod 2N (SEAL's convention).
-        keygen.create_galois_keys([pow(3, s, 2 * self.params.n) for s in sorted(self.keys.steps)], self._gk)
+        with self._generating_keys():
+            keygen = seal.KeyGenerator(self._ctx)
+            self._pk, self._rk, self._gk = seal.PublicKey(), seal.RelinKeys(), seal.GaloisKeys()
+            keygen.create_public_key(self._pk)
+            keygen.create_relin_keys(self._rk)
+            # Galois element of a left rotation by s in CKKS is 3^s mod 2N (SEAL's convention).
+            keygen.create_galois_keys([pow(3, s, 2 * self.params.n) for s in sorted(self.keys.steps)], self._gk)
         self._encryptor = seal.Encryptor(self._ctx, self._pk)
         self._decryptor = seal.Decryptor(self._ctx, keygen.secret_key())
 
