@@ -250,8 +250,8 @@ def test_the_facesearch_section_alternates_processes_and_checks_both_answers(mon
         calls.append((cfg["method"], cfg["l"], cfg["K"], cfg["kappa"], cfg["identify"], cfg["reps"], cfg["warmup"]))
         err = 0.1 if cfg["method"] == "hydia" else 0.7
         return [dict(status="measured", rep=0, membership_s=2.0, membership_he_s=1.9, identify_s=3.0,
-                     rss_peak_bytes=5e9, server_rss_peak_bytes=4e9, keygen_s=1.0, enroll_s=2.0, identified=True,
-                     count_error=err, op_rotate=511, op_keyswitch=511, op_mul_ct=512, rotation_keys=516)]
+                     rss_peak_bytes=5e9, server_rss_peak_bytes=4e9, keygen_s=1.0, context_s=1.2, enroll_s=2.0,
+                     identified=True, count_error=err, op_rotate=511, op_keyswitch=511, op_mul_ct=512, rotation_keys=516)]
     monkeypatch.setattr(experiments, "measure", fake_measure)
     runs = fv.versus_run("l512 K1024 kappa10", None, reps=2)
     h, e, b = ((m, 512, 1024, 10, True, 1, 0) for m in ("hydia", "hydia-lean", "bsgs-diagonal"))
