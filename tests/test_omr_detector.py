@@ -264,7 +264,7 @@ def test_the_compression_runs_at_its_two_primes_with_keys_there(backend):
         D.Detector(D.DetectionKey(key.context, key.sk, lay, other.compression))
 
 
-@pytest.mark.skipif(D._compression_kernel() is None, reason="numba not installed")
+@pytest.mark.skipif(D._kernels() is None, reason="numba not installed")
 @pytest.mark.parametrize("scheme", D.SCHEMES)
 def test_the_compiled_compression_entries_are_numpys(scheme):
     lay = D.layout(PS, 1024, scheme=scheme, k=4, payload_bytes=8)
@@ -277,6 +277,23 @@ def test_the_compiled_compression_entries_are_numpys(scheme):
     assert compiled.shape == (3, 1024) and 0 <= compiled.min() and compiled.max() < PS.q and compiled.any()
     with pytest.raises(IndexError, match="outside the matrix"):
         D._compression_entries(lay, N, slots, compiled=True)(rows, cols + N)
+
+
+@pytest.mark.skipif(D._kernels() is None, reason="numba not installed")
+@pytest.mark.parametrize("j", [0, 1, PS.n - 1])
+def test_the_compiled_affine_entries_are_numpys(j):
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, PS.q, (1500, PS.n))
+    a[:, :4] = 0                                          # a zero clue word: -0 is 0, not p
+    rows = np.minimum(np.arange(2048), 1499)
+    cols = (np.arange(2048)[None] + np.arange(5)[:, None] * 7) % PS.n
+    compiled = D._affine_entries(a, j, PS.q, compiled=True)(rows, cols)
+    np.testing.assert_array_equal(compiled, D._affine_entries(a, j, PS.q, compiled=False)(rows, cols))
+    assert compiled.shape == (5, 2048) and 0 <= compiled.min() and compiled.max() < PS.q and compiled.any()
+    with pytest.raises(IndexError, match="outside the matrix"):
+        D._affine_entries(a, j, PS.q, compiled=True)(rows, cols + PS.n)
+    with pytest.raises(IndexError, match="outside the matrix"):
+        D._affine_entries(a, j, PS.q, compiled=True)(rows + 1, cols)
 
 
 @pytest.mark.parametrize("backend", [b for b in BFV_BACKENDS if he.backend_class(b).subrings])

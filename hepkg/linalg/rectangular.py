@@ -162,8 +162,10 @@ def tall_matvec(ctx, ct, matrices: list, N: int, k: int, *, b: int | None = None
         """The diagonals g b .. min(g b + b, k) - 1 of giant step g at once, then their products with the babies."""
         m = min(b, k - g * b)
         cols = (slot + g * b + np.arange(m)[:, None]) % k
-        d = np.where(valid, np.broadcast_to(entries(np.minimum(rows, N - 1), cols), (m, n)), 0)
-        return ctx.dot_plain(babies[:m], list(row_rotate(d, -g * b, n) % t))
+        d = np.broadcast_to(entries(np.minimum(rows, N - 1), cols), (m, n))
+        if not valid.all():
+            d = np.where(valid, d, 0)
+        return ctx.dot_plain(babies[:m], list(_reduced(row_rotate(d, -g * b, n), t)))
     out = []
     for entries in funcs:
         blocks = []

@@ -299,7 +299,7 @@ class Detector:
                 raise ValueError("the detection key's digest ring is not a subring of its compression context")
         self.key, self.layout = key, key.layout
         self._plains: dict[int, list] = {}
-        _compression_kernel()                     # numba's import and kernel load, before any digest
+        _kernels()                                # numba's import and kernels' load, before any digest
         lay = key.layout
         self.plan = drop_plan(self.ctx, lay.ps.bound, lay.ps.l, COMPRESSION_DEPTH + DROP_MARGIN) if drops else None
 
@@ -371,15 +371,9 @@ class Detector:
     def _affine(self, clues: Clue) -> list[list]:
         """Per block of n messages, the l ciphertexts of d_j = B_j - A_j sk."""
         lay, ctx = self.layout, self.ctx
-        N, n, p, nn = len(clues.a), lay.n, lay.ps.q, lay.ps.n
-        a = clues.a
-
-        def minus_neg(j):
-            def entries(rows, cols):
-                v = a[rows, (j - cols) % nn]
-                return np.where(cols <= j, p - v, v) % p      # -Neg^j(a_i)[c]
-            return entries
-        prods = tall_matvec(ctx, self.key.sk, [minus_neg(j) for j in range(lay.ps.l)], N, nn, b=lay.b_affine)
+        N, n = len(clues.a), lay.n
+        prods = tall_matvec(ctx, self.key.sk, [_affine_entries(clues.a, j, lay.ps.q) for j in range(lay.ps.l)], N,
+                            lay.ps.n, b=lay.b_affine)
         s = math.ceil(N / n)
         b = np.zeros((s * n, lay.ps.l), np.int64)
         b[:N] = clues.b
@@ -395,25 +389,33 @@ def check_ring(ps, n: int) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def _compression_kernel():
-    """:func:`hepkg.omr.kernels.compression_block` where numba is installed (loaded, or compiled, once: one entry
-    computed), else None."""
+def _kernels() -> dict | None:
+    """:mod:`hepkg.omr.kernels`' blocks by name (``compression``, ``affine``) where numba is installed (loaded, or
+    compiled, once: one entry each computed), else None."""
     try:
-        from .kernels import compression_block
+        from .kernels import affine_block, compression_block
     except ImportError:
         return None
     one = np.zeros(1, np.int64)
     compression_block(np.zeros(4, np.int64), np.zeros(2, np.int64), one, one[:, None], 1, 1, 1, 2)
-    return compression_block
+    affine_block(np.zeros((1, 2), np.int64), 0, one, one[:, None], 2)
+    return dict(compression=compression_block, affine=affine_block)
+
+
+def _kernel(name: str, compiled: bool | None):
+    """The compiled block ``name`` where ``compiled`` is not False and numba is installed, else None (numpy's path);
+    ImportError where ``compiled`` is True and numba is not installed."""
+    kernels = _kernels() if compiled is not False else None
+    if compiled and kernels is None:
+        raise ImportError(f"the compiled {name} entries need numba (pip install numba)")
+    return kernels and kernels[name]
 
 
 def _compression_entries(lay: Layout, N: int, slots, *, compiled: bool | None = None):
     """Entries of [C; D_1; ...; D_t] (rows beyond (t + 1) k are zero): C[j][c] = (c + 1)^(j + 1) mod p.
     ``compiled``: numba's one-pass kernel (default: where numba is installed) or numpy's gathers."""
     p, k = lay.ps.q, lay.k
-    kernel = _compression_kernel() if compiled is not False else None
-    if compiled and kernel is None:
-        raise ImportError("the compiled compression entries need numba (pip install numba)")
+    kernel = _kernel("compression", compiled)
     power = np.ones((k + 1, N), np.int64)
     base = np.arange(1, N + 1, dtype=np.int64)
     for j in range(1, k + 1):
@@ -439,6 +441,20 @@ def _compression_entries(lay: Layout, N: int, slots, *, compiled: bool | None = 
         np.add(np.minimum(rows // k, lay.t + 1) * N, cols, out=idx)
         out *= np.take(weights, idx, mode="clip")
         return np.remainder(out, p, out=out)
+    return entries
+
+
+def _affine_entries(a: np.ndarray, j: int, p: int, *, compiled: bool | None = None):
+    """Entries of the affine transform's j-th matrix -Neg^j(A) (row r: -Neg^j(a_r), ``a`` the (N, n') clue
+    vectors), mod p. ``compiled``: numba's kernel, slot by slot (default: where numba is installed), or numpy's
+    gathers."""
+    kernel, nn = _kernel("affine", compiled), a.shape[1]
+
+    def entries(rows, cols):
+        if kernel is not None:
+            return kernel(a, j, rows, cols, p)
+        v = a[rows, (j - cols) % nn]
+        return np.where(cols <= j, p - v, v) % p      # -Neg^j(a_r)[c]
     return entries
 
 
