@@ -145,21 +145,33 @@ def test_a_digest_that_does_not_decode_is_recorded(monkeypatch):
     assert not row["correct"] and row["decode_error"].startswith("DecodeError: repetitions disagree")
 
 
-def test_set_up_is_timed_in_three_spans(monkeypatch):
-    """experiments.measure_here: ``keygen_s`` holds the receiver's keys, ``keysave_s`` the detection key handed over,
-    ``server_setup_s`` the detector: each step, slowed here by its own delay, lands in its own span only."""
+def test_set_up_is_timed_in_four_spans(monkeypatch):
+    """experiments.measure_here: ``keygen_s`` holds the receiver's keys, ``keysave_s`` the detection key written as
+    bytes, ``keyload_s`` the server's contexts made, ``server_setup_s`` the detector: each step, slowed here by its
+    own delay, lands in its own span only."""
     import time
-    from hepkg.omr import detector as D, experiments as ex
+    from collections import Counter
+    from hepkg.he.context import Context
+    from hepkg.omr import experiments as ex
 
-    def slowed(step, delay):
-        return lambda *a, **kw: (time.sleep(delay), step(*a, **kw))[1]
-    monkeypatch.setattr(ex, "_receiver", slowed(ex._receiver, 1.6))
-    monkeypatch.setattr(D.Receiver, "detection_key", slowed(D.Receiver.detection_key, 0.4))
-    monkeypatch.setattr(ex, "_detector", slowed(ex._detector, 0.8))
+    calls = Counter()
+
+    def slowed(name, step, delay):
+        def run(*a, **kw):
+            calls[name] += 1
+            time.sleep(delay)
+            return step(*a, **kw)
+        return run
+    monkeypatch.setattr(ex, "_receiver", slowed("keygen_s", ex._receiver, 4.0))
+    monkeypatch.setattr(Context, "to_bytes", slowed("keysave_s", Context.to_bytes, 0.1))
+    monkeypatch.setattr(Context, "public", slowed("keyload_s", Context.public, 0.4))      # its own to_bytes inside
+    monkeypatch.setattr(ex, "_detector", slowed("server_setup_s", ex._detector, 2.0))
     row, = ex.measure_here(dict(backend="sim", params="toy-bfv-omr-soph", ps="sophomr", scheme="sophomd", N=4096, k=4,
                                 insecure=True))
-    assert row["correct"]
-    assert 0.4 <= row["keysave_s"] < 0.8 <= row["server_setup_s"] < 1.6 <= row["keygen_s"]
+    # the top-level, lowered and digest contexts: each written, then made for the server (writing its bytes again)
+    assert row["correct"] and calls == dict(keygen_s=1, keysave_s=6, keyload_s=3, server_setup_s=1)
+    assert 0.3 <= row["keysave_s"] < 1.5 <= row["keyload_s"] < 2.0 <= row["server_setup_s"] < 4.0 <= row["keygen_s"]
+    assert row["detection_key_written_bytes"] > 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -24,9 +24,10 @@ saving to ``data/`` (``keysave_s``); the process's own peak RSS comes from ``wai
 hepkg's side is :func:`hepkg.omr.experiments.measure_here` in a child process on the same N, k and payload
 (612 bytes for OMR, as their ``payload_size``; none for OMD), its digest decoded and checked against the
 planted messages; it imports the ``openfhe`` module built as above, else the openfhe-python wheel (OpenFHE
-1.6.1). Its ``keygen_s`` is the receiver's context and keys (no process start), its ``keysave_s`` the detection
-key handed over (written as bytes and read back as the server's context, where theirs only writes), and
-``server_setup_s``, in its rows only, the detector built on that key (their server has no such step). Each hepkg
+1.6.1). Its ``keygen_s`` is the receiver's contexts and keys and Enc(sk), as their setup (no process start), its
+``keysave_s`` the detection key written as bytes, as their ``saveKeys`` writes its files; ``keyload_s`` (the
+server's contexts made) and ``server_setup_s`` (the detector built on them), in its rows only, have no counterpart
+in theirs. Each hepkg
 row names the module it ran (``openfhe_module``), each row its ``build``. The sides
 alternate after a warm-up round, ``OMP_NUM_THREADS`` the same on both (the case's ``threads``). What cannot be
 made equal: on the module built beside theirs hepkg runs their dnum 2 (:data:`THEIR_SET`, log PQ 1740) if that
@@ -234,8 +235,9 @@ def run_hepkg(params: str, mode: str, N: int, k: int, threads: int, seed: int, p
         raise RuntimeError(f"hepkg's {cfg['scheme']} N={N} k={k}: {r['status']}")
     return dict(affine_s=r["affine_wall_s"], range_check_s=r["range_check_wall_s"],
                 compression_s=r["compression_wall_s"], digest_s=r["digest_s"], decode_s=r["decode_s"],
-                parse_s=r["parse_s"], keygen_s=r["keygen_s"], keysave_s=r["keysave_s"],
+                parse_s=r["parse_s"], keygen_s=r["keygen_s"], keysave_s=r["keysave_s"], keyload_s=r["keyload_s"],
                 server_setup_s=r["server_setup_s"], precompute_s=r["precompute_s"],
+                key_written_kb=r["detection_key_written_bytes"] / 1e3,
                 rss_gb=r["rss_peak_bytes"] / 1e9, digest_kb=r["digest_bytes"] / 1e3,
                 key_kb=r["detection_key_bytes"] / 1e3, correct=bool(r["correct"]), openfhe_module=r["openfhe_module"],
                 encode_path=r["encode_path"], call_path=r["call_path"])
