@@ -2,13 +2,14 @@
 
     OMP_NUM_THREADS=1 python scripts/omr_affine_profile.py CHECKOUT FOLDER TAG [SCHEME] [REPS] [PATH]
 
-CHECKOUT is the hepkg tree to import. FOLDER goes first on the module path: the bench's (``hepkg.bench.builds.hepkg_python``'s folder, openfhe-python on
-the bench's OpenFHE with ``hepkg_openfhe_encode`` beside it), or ``-`` for the installed wheel. The detector's affine
+CHECKOUT is the hepkg tree to import. FOLDER goes first on the module path: the bench's
+(``hepkg.bench.builds.hepkg_python``'s folder, openfhe-python on the bench's OpenFHE with ``hepkg_openfhe_encode``
+beside it), or ``-`` for the installed wheel. The detector's affine
 phase alone (``Detector._affine``: d_j = B_j - A_j sk for every clue) at N = 2^16, k = 50, on the set the bench runs
 there (their dnum 2, ``bfv-omr-soph-d2``, where the module builds it at 128 bits, else ``bfv-omr-soph``), the
 parties made as ``hepkg.omr.experiments.measure_here`` makes them. Per repetition: wall seconds; seconds inside the
-library per hook (``he_s_<hook>``) and the operation counts; ``entries_s``: the clue matrices' entries (numpy
-gathers from the board); ``outside_s``: what is left (diagonals shaped, reduced and rotated, Python). Every slot is
+library per hook (``he_s_<hook>``) and the operation counts; ``entries_s``: the clue matrices' entries (the
+detector's entries functions: numpy gathers, or the compiled kernel where the checkout has it); ``outside_s``: what is left (diagonals shaped, reduced and rotated, Python). Every slot is
 decrypted and checked against ``hepkg.omr.signaling.residual``. Lines are appended to PATH (default
 ``artifacts/bench/omr_affine/<TAG>.jsonl``).
 """
